@@ -1,0 +1,58 @@
+# Thin wrapper over CMake. See README.md.
+JOBS ?= $(shell nproc)
+CMAKE ?= cmake
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
+PREFIX ?= /usr/local
+FUZZ_SECONDS ?= 60
+
+.PHONY: all build demo check deps asan tsan fuzz-build fuzz bench install format format-check clean
+
+all: build
+
+build:
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
+
+deps:
+	@scripts/install-deps.sh
+
+asan: deps
+	$(CMAKE) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_SANITIZE=address,undefined >/dev/null
+	$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
+
+tsan: deps
+	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_SANITIZE=thread >/dev/null
+	$(CMAKE) --build $(TSAN_BUILD) -j $(JOBS)
+
+fuzz-build: deps
+	CC=clang $(CMAKE) -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_FUZZ=ON -DNS_TESTS=OFF \
+		-DNS_SANITIZE=address,undefined >/dev/null
+	$(CMAKE) --build $(FUZZ_BUILD) -j $(JOBS)
+
+# Every test, under ASan+UBSan, ending with "N passed, N failed".
+check: asan fuzz-build
+	@scripts/check.sh $(ASAN_BUILD) $(FUZZ_BUILD)
+
+demo: build
+	@scripts/demo.sh $(BUILD)
+
+fuzz: fuzz-build
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+bench: deps build
+	@scripts/bench.sh $(BUILD)
+
+install: build
+	$(CMAKE) --install $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

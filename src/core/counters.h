@@ -1,0 +1,30 @@
+/* Per-layer counters.
+ *
+ * Each layer lists its counters once as an X-macro; the same list declares
+ * the struct fields and the names printed by `nstack stats`, so a counter
+ * cannot be added without showing up in the output. Counters are plain
+ * uint64_t: only the stack thread writes them.
+ */
+#ifndef NS_CORE_COUNTERS_H
+#define NS_CORE_COUNTERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NS_CTR_FIELD(name) uint64_t name;
+#define NS_CTR_NAME(name) #name,
+
+/* A named group of counters, as laid out by an X-macro list. */
+struct ns_ctr_group {
+    const char *name;
+    const char *const *names;
+    const uint64_t *vals;
+    size_t n;
+};
+
+#define NS_CTR_GROUP(gname, list, ptr)                                                   \
+    ((struct ns_ctr_group){gname, (const char *const[]){list(NS_CTR_NAME)},              \
+                           (const uint64_t *)(ptr),                                      \
+                           sizeof(*(ptr)) / sizeof(uint64_t)})
+
+#endif

@@ -1,0 +1,69 @@
+/* UDP (RFC 768) with a minimal datagram socket: bind, connect, sendto,
+ * recvfrom, checksums on both paths (zero = none on input, as RFC 768
+ * allows), port unreachable for closed ports, ICMP errors delivered to the
+ * socket as a pending error like SO_ERROR. Sockets live on the stack thread. */
+#ifndef NS_IPV4_UDP_H
+#define NS_IPV4_UDP_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/counters.h"
+#include "core/pkt.h"
+
+#define NS_UDP_HLEN 8
+
+#define NS_UDP_COUNTERS(X)                                                                  \
+    X(in_datagrams) X(no_ports) X(in_errors) X(in_csum_errors) X(rcvbuf_errors)             \
+    X(out_datagrams) X(sndbuf_errors)
+
+struct ns_udp_stats {
+    NS_UDP_COUNTERS(NS_CTR_FIELD)
+};
+
+struct ns_stack;
+struct ns_iface;
+struct ns_udp_sock;
+
+typedef void (*ns_udp_ready_fn)(void *ctx, struct ns_udp_sock *sk);
+
+struct ns_udp_sock {
+    struct ns_stack *s;
+    struct ns_udp_sock *next; /* the stack's socket list */
+    uint32_t laddr;           /* 0 = any */
+    uint16_t lport;
+    uint32_t raddr;           /* connected peer, 0 = none */
+    uint16_t rport;
+    int err;                  /* pending error (positive errno), cleared when read */
+    uint32_t rcvbuf;
+    struct ns_pktq rxq;       /* data at the UDP payload; ifindex/nexthop unused */
+    ns_udp_ready_fn on_ready; /* data or an error became available */
+    void *ctx;
+};
+
+struct ns_udp_table {
+    struct ns_udp_sock *socks;
+    uint16_t next_ephemeral;
+};
+
+struct ns_udp_sock *ns_udp_open(struct ns_stack *s);
+/* port 0 picks an ephemeral port (32768-60999). -EADDRINUSE, -EINVAL. */
+int ns_udp_bind(struct ns_udp_sock *sk, uint32_t addr, uint16_t port);
+int ns_udp_connect(struct ns_udp_sock *sk, uint32_t addr, uint16_t port);
+/* dst 0 uses the connected peer. Returns len or -errno. Binds if unbound. */
+ssize_t ns_udp_sendto(struct ns_udp_sock *sk, const void *buf, uint32_t len, uint32_t dst,
+                      uint16_t dport, uint64_t now);
+/* Returns the datagram length (truncated to cap), -EAGAIN, or a pending
+ * error as -errno. src/sport may be NULL. */
+ssize_t ns_udp_recvfrom(struct ns_udp_sock *sk, void *buf, uint32_t cap, uint32_t *src,
+                        uint16_t *sport);
+void ns_udp_close(struct ns_udp_sock *sk);
+
+void ns_udp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, uint32_t src,
+                  uint32_t dst, uint64_t now);
+/* An ICMP error quoting one of our UDP datagrams (inner header given). */
+void ns_udp_icmp_error(struct ns_stack *s, uint32_t inner_src, uint32_t inner_dst,
+                       uint16_t sport, uint16_t dport, int err);
+void ns_udp_table_free(struct ns_stack *s);
+
+#endif

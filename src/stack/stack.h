@@ -1,0 +1,132 @@
+/* One stack instance: interfaces, the neighbour table, IPv4 and its
+ * protocols, timers and counters. No global mutable state: a process may run
+ * many instances (simulations run several over memlink).
+ *
+ * The stack is sans-I/O. The embedder feeds received frames with
+ * ns_stack_input(), calls ns_stack_poll() at the deadline it returns, and
+ * drains each interface's transmit queue (ns_stack_tx_pop) to its device.
+ * Every entry point takes `now` in microseconds; nothing inside reads a
+ * clock, sleeps or does I/O. One thread at a time may call into a stack.
+ */
+#ifndef NS_STACK_STACK_H
+#define NS_STACK_STACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/counters.h"
+#include "core/params.h"
+#include "core/pkt.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "ipv4/icmp.h"
+#include "ipv4/ipv4.h"
+#include "ipv4/reass.h"
+#include "ipv4/route.h"
+#include "ipv4/udp.h"
+#include "link/arp.h"
+#include "link/eth.h"
+#include "link/neigh.h"
+
+#define NS_MAX_IFACES 8
+#define NS_IFNAMSIZ 16
+#define NS_TXQ_LEN 1000 /* frames, as Linux's default txqueuelen */
+
+struct ns_iface {
+    uint32_t index; /* 1-based; 0 is "none" */
+    char name[NS_IFNAMSIZ];
+    struct ns_mac mac;
+    uint32_t mtu;
+    uint32_t addr;  /* host order; 0 = no address */
+    uint8_t plen;
+    bool up;
+    struct ns_pktq txq; /* complete Ethernet frames for the device */
+};
+
+struct ns_stack_hooks {
+    /* Echo replies and errors for the embedder's echo requests (ping). */
+    void (*icmp_event)(void *ctx, const struct ns_icmp_event *ev, uint64_t now);
+    /* Something was queued on an interface's txq (wake the device writer). */
+    void (*tx_ready)(void *ctx, struct ns_iface *ifc);
+    void *ctx;
+};
+
+struct ns_stack {
+    struct ns_params params;
+    struct ns_timers timers;
+    struct ns_rng rng;
+    struct ns_stack_hooks hooks;
+
+    struct ns_iface ifaces[NS_MAX_IFACES];
+    uint32_t n_ifaces;
+    uint32_t gateway; /* default route's next hop, 0 = none */
+
+    struct ns_neigh_table arp_tbl;
+    struct ns_reass reass;
+    struct ns_pmtu_cache pmtu;
+    struct ns_icmp_rl icmp_rl;
+    struct ns_udp_table udp;
+    uint16_t ip_id;
+
+    struct ns_eth_stats eth_stats;
+    struct ns_arp_stats arp_stats;
+    struct ns_ip_stats ip_stats;
+    struct ns_icmp_stats icmp_stats;
+    struct ns_udp_stats udp_stats;
+};
+
+struct ns_stack_config {
+    uint64_t seed; /* random source; 0 = from the OS */
+    const struct ns_params *params; /* NULL = Linux defaults */
+};
+
+struct ns_stack *ns_stack_new(const struct ns_stack_config *cfg, uint64_t now);
+void ns_stack_free(struct ns_stack *s);
+
+/* Interfaces. Returns the new ifindex, or -errno. */
+int ns_stack_add_iface(struct ns_stack *s, const char *name, const struct ns_mac *mac,
+                       uint32_t mtu);
+struct ns_iface *ns_stack_iface(struct ns_stack *s, uint32_t ifindex);
+struct ns_iface *ns_stack_iface_by_name(struct ns_stack *s, const char *name);
+/* Assign an address; with the interface up this announces it (gratuitous ARP). */
+int ns_stack_set_addr(struct ns_stack *s, uint32_t ifindex, uint32_t addr, uint8_t plen,
+                      uint64_t now);
+int ns_stack_set_gateway(struct ns_stack *s, uint32_t gw);
+int ns_stack_iface_up(struct ns_stack *s, uint32_t ifindex, uint64_t now);
+/* The interface whose address is addr, or NULL. */
+struct ns_iface *ns_stack_iface_by_addr(struct ns_stack *s, uint32_t addr);
+
+/* A received Ethernet frame. The bytes are copied. */
+void ns_stack_input(struct ns_stack *s, uint32_t ifindex, const void *frame, uint32_t len,
+                    uint64_t now);
+/* The same, handing over a packet whose data starts at the Ethernet header. */
+void ns_stack_input_pkt(struct ns_stack *s, uint32_t ifindex, struct ns_pkt *pkt, uint64_t now);
+/* Run due timers; returns the next deadline (NS_TIME_NEVER if none). */
+uint64_t ns_stack_poll(struct ns_stack *s, uint64_t now);
+static inline uint64_t ns_stack_next_deadline(const struct ns_stack *s)
+{
+    return ns_timers_next(&s->timers);
+}
+/* The next frame to transmit on ifindex, or NULL. The caller frees it. */
+struct ns_pkt *ns_stack_tx_pop(struct ns_stack *s, uint32_t ifindex);
+
+/* Link output: push an Ethernet header and queue on ifc's txq (takes pkt). */
+void ns_eth_output(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt,
+                   const struct ns_mac *dst, uint16_t type);
+
+/* Counters, in the order `nstack stats` prints them. */
+size_t ns_stack_counters(struct ns_stack *s, struct ns_ctr_group *out, size_t max);
+
+/* Tunables by `nstack sysctl` key. */
+struct ns_sysctl_info {
+    const char *key;
+    uint32_t min, max;
+    const char *help;
+};
+int ns_sysctl_get(struct ns_stack *s, const char *key, uint32_t *val);
+/* -ENOENT unknown key, -ERANGE outside [min, max]. */
+int ns_sysctl_set(struct ns_stack *s, const char *key, uint32_t val, uint64_t now);
+/* The i-th tunable, NULL past the end. */
+const struct ns_sysctl_info *ns_sysctl_at(size_t i);
+
+#endif
