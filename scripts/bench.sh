@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# `make bench`: every benchmark, results as Markdown on stdout.
+set -uo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/.."
+echo "## ARP first-packet latency"
+bench/arp_latency.sh "$build/nstack" "${ARP_REPS:-200}" "${ARP_INTERVAL:-0.05}"
