@@ -10,9 +10,9 @@
 
 #include "stack/stack.h"
 
-#define FZ_OUR_IP 0xc6120002u  /* 198.18.0.2 */
-#define FZ_PEER_IP 0xc6120001u /* 198.18.0.1, resolved (STALE) */
-#define FZ_PERM_IP 0xc6120003u /* 198.18.0.3, permanent */
+#define FZ_OUR_IP   0xc6120002u /* 198.18.0.2 */
+#define FZ_PEER_IP  0xc6120001u /* 198.18.0.1, resolved (STALE) */
+#define FZ_PERM_IP  0xc6120003u /* 198.18.0.3, permanent */
 #define FZ_UNRES_IP 0xc6120009u /* 198.18.0.9, INCOMPLETE with a queue */
 
 static const struct ns_mac fz_our_mac = {{0x02, 0, 0, 0, 0, 0x02}};

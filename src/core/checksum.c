@@ -47,8 +47,7 @@ uint32_t ns_csum_pkt(const struct ns_pkt *p, uint32_t off, uint32_t len, uint32_
     int np = 0;
     pieces[np++] = (struct piece){p->data, p->len};
     for (int i = 0; i < p->nfrags; i++)
-        pieces[np++] = (struct piece){p->frags[i].buf->data + p->frags[i].off,
-                                           p->frags[i].len};
+        pieces[np++] = (struct piece){p->frags[i].buf->data + p->frags[i].off, p->frags[i].len};
     uint64_t total = sum;
     for (int i = 0; i < np && len > 0; i++) {
         if (off >= pieces[i].n) {

@@ -27,17 +27,17 @@ struct ns_neigh_params {
 };
 
 struct ns_ip_params {
-    uint32_t default_ttl;         /* 64 */
-    uint32_t ipfrag_high_thresh;  /* 4 MiB of reassembly memory */
-    uint32_t ipfrag_time_ms;      /* 30000 */
-    uint32_t ipfrag_max_frags;    /* 64 fragments per datagram */
-    uint32_t icmp_ratelimit_ms;   /* 1000: min gap per destination for rate-limited types */
-    uint32_t icmp_ratemask;       /* 0x1818: dest unreach, source quench, time exceeded, param problem */
-    uint32_t icmp_msgs_per_sec;   /* 1000: global token bucket */
-    uint32_t icmp_msgs_burst;     /* 50 */
-    uint32_t icmp_echo_ignore_all;/* 0 */
-    uint32_t pmtu_expires_ms;     /* 600000 */
-    uint32_t udp_rcvbuf_bytes;    /* 212992 */
+    uint32_t default_ttl;        /* 64 */
+    uint32_t ipfrag_high_thresh; /* 4 MiB of reassembly memory */
+    uint32_t ipfrag_time_ms;     /* 30000 */
+    uint32_t ipfrag_max_frags;   /* 64 fragments per datagram */
+    uint32_t icmp_ratelimit_ms;  /* 1000: min gap per destination for rate-limited types */
+    uint32_t icmp_ratemask; /* 0x1818: dest unreach, source quench, time exceeded, param problem */
+    uint32_t icmp_msgs_per_sec;    /* 1000: global token bucket */
+    uint32_t icmp_msgs_burst;      /* 50 */
+    uint32_t icmp_echo_ignore_all; /* 0 */
+    uint32_t pmtu_expires_ms;      /* 600000 */
+    uint32_t udp_rcvbuf_bytes;     /* 212992 */
 };
 
 struct ns_params {

@@ -49,11 +49,11 @@ struct ns_pkt {
 
     /* Metadata that travels with the packet between layers. */
     uint32_t ifindex;
-    uint32_t nexthop;  /* IPv4 next hop (host order), set by routing */
-    uint16_t l3_off;   /* offset of the network header in the head (rx) */
-    uint16_t l4_off;   /* offset of the transport header in the head (rx) */
+    uint32_t nexthop; /* IPv4 next hop (host order), set by routing */
+    uint16_t l3_off;  /* offset of the network header in the head (rx) */
+    uint16_t l4_off;  /* offset of the transport header in the head (rx) */
     uint16_t flags;
-    uint64_t ts;       /* time the packet entered the stack, microseconds */
+    uint64_t ts; /* time the packet entered the stack, microseconds */
 };
 
 #define NS_PKT_F_BCAST 0x1 /* received as link-layer broadcast */

@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #define NS_TIME_NEVER UINT64_MAX
-#define NS_MS 1000ULL
-#define NS_SEC 1000000ULL
+#define NS_MS         1000ULL
+#define NS_SEC        1000000ULL
 
 struct ns_timer;
 typedef void (*ns_timer_fn)(struct ns_timer *t, uint64_t now);

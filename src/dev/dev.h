@@ -14,10 +14,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/counters.h"
 #include "core/pkt.h"
 #include "link/eth.h"
 
 struct ns_dev;
+
+/* Device-level counters: what happened below the stack (frames the kernel
+ * gave us that did not fit, writes the kernel refused). */
+/* clang-format off */
+#define NS_DEV_COUNTERS(X)                                                                  \
+    X(rx_frames) X(rx_bytes) X(rx_errors) X(rx_drop_oversize) X(rx_drop_nomem)              \
+    X(tx_frames) X(tx_bytes) X(tx_errors) X(tx_busy)
+/* clang-format on */
+
+struct ns_dev_stats {
+    NS_DEV_COUNTERS(NS_CTR_FIELD)
+};
 
 struct ns_dev_ops {
     /* Read up to max frames without blocking; each comes back as a packet
@@ -33,15 +46,32 @@ struct ns_dev_ops {
 struct ns_dev {
     const struct ns_dev_ops *ops;
     char name[16];
-    struct ns_mac mac;  /* the address the stack should use on this link */
+    struct ns_mac mac; /* the address the stack should use on this link */
     uint32_t mtu;
-    int fd;             /* readable when frames wait; -1 for memlink */
+    int fd; /* readable when frames wait; -1 for memlink */
+    struct ns_dev_stats stats;
 };
 
 /* Open "tap:NAME" or "afpacket:IFNAME". On failure returns NULL and writes a
  * one-line reason to err (e.g. "cannot open /dev/net/tun: Permission denied
  * (nstack needs root or CAP_NET_ADMIN)"). */
 struct ns_dev *ns_dev_open(const char *spec, char *err, size_t errlen);
+
+/* The default MAC for a device name: locally administered unicast
+ * (02:xx:xx:xx:xx:xx) from a hash of the name, so a restarted daemon keeps
+ * its address and neighbours' caches stay valid. */
+void ns_dev_mac_from_name(const char *name, struct ns_mac *mac);
+
+/* Shared by the kernel-backed devices (tap.c, afpacket.c). */
+/* Bring ifname up if it is down and read its MTU (1500 if unknown).
+ * Returns 0, or -errno with a one-line reason in err. */
+int ns_dev_if_up(const char *ifname, uint32_t *mtu, char *err, size_t errlen);
+/* Validate an interface name for kind ("tap", "afpacket"): non-empty, at
+ * most 15 characters, no '/', ':', blanks or control characters (as Linux's
+ * dev_valid_name). Returns 0 or -EINVAL with err. */
+int ns_dev_check_ifname(const char *kind, const char *name, char *err, size_t errlen);
+/* " (nstack needs root or CAP_NET_ADMIN)" for EPERM/EACCES, else "". */
+const char *ns_dev_perm_hint(int err);
 
 static inline int ns_dev_recv(struct ns_dev *d, struct ns_pkt **pkts, int max, uint64_t now)
 {

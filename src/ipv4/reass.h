@@ -16,17 +16,17 @@
 struct ns_reass_frag;
 
 struct ns_reass_dgram {
-    struct ns_reass_dgram *next;  /* hash chain */
+    struct ns_reass_dgram *next; /* hash chain */
     struct ns_reass_dgram *lru_prev, *lru_next;
     uint32_t src, dst;
     uint16_t id;
     uint8_t proto;
-    uint32_t total_len;           /* payload length, known once the last fragment is in */
-    uint32_t have_len;            /* payload bytes held */
-    uint32_t mem;                 /* bytes charged against the cap */
+    uint32_t total_len; /* payload length, known once the last fragment is in */
+    uint32_t have_len;  /* payload bytes held */
+    uint32_t mem;       /* bytes charged against the cap */
     uint32_t nfrags;
-    struct ns_reass_frag *frags;  /* sorted by offset, non-overlapping */
-    struct ns_pkt *first;         /* the offset-0 fragment, kept for its header */
+    struct ns_reass_frag *frags; /* sorted by offset, non-overlapping */
+    struct ns_pkt *first;        /* the offset-0 fragment, kept for its header */
     struct ns_timer timer;
     struct ns_reass *r;
 };
@@ -39,6 +39,10 @@ struct ns_reass {
     struct ns_reass_dgram *lru_head, *lru_tail; /* oldest first, evicted when over the cap */
     uint32_t mem;
     uint32_t count;
+    /* Mixed into the bucket hash so remote hosts cannot aim all their
+     * datagrams at one chain. Set before the first fragment arrives (the
+     * IPv4 input does it from the stack's rng); 0 after ns_reass_init. */
+    uint32_t hash_seed;
     /* Called for a datagram that timed out with its first fragment (for
      * ICMP time exceeded); pkt is the first fragment, not owned. */
     void (*on_timeout)(void *ctx, const struct ns_pkt *first, uint64_t now);

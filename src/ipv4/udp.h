@@ -11,11 +11,22 @@
 #include "core/counters.h"
 #include "core/pkt.h"
 
-#define NS_UDP_HLEN 8
+#define NS_UDP_HLEN          8
+#define NS_UDP_MAX_PAYLOAD   (65535 - 20 - NS_UDP_HLEN) /* 65507 */
+#define NS_UDP_EPHEMERAL_MIN 32768                      /* Linux ip_local_port_range */
+#define NS_UDP_EPHEMERAL_MAX 60999
+/* What each queued datagram costs against rcvbuf on top of its payload, so
+ * that empty datagrams cannot queue without bound (Linux charges truesize). */
+#define NS_UDP_RX_OVERHEAD 256
 
-#define NS_UDP_COUNTERS(X)                                                                  \
-    X(in_datagrams) X(no_ports) X(in_errors) X(in_csum_errors) X(rcvbuf_errors)             \
-    X(out_datagrams) X(sndbuf_errors)
+#define NS_UDP_COUNTERS(X)                                                                         \
+    X(in_datagrams)                                                                                \
+    X(no_ports)                                                                                    \
+    X(in_errors)                                                                                   \
+    X(in_csum_errors)                                                                              \
+    X(rcvbuf_errors)                                                                               \
+    X(out_datagrams)                                                                               \
+    X(sndbuf_errors)
 
 struct ns_udp_stats {
     NS_UDP_COUNTERS(NS_CTR_FIELD)
@@ -32,11 +43,14 @@ struct ns_udp_sock {
     struct ns_udp_sock *next; /* the stack's socket list */
     uint32_t laddr;           /* 0 = any */
     uint16_t lport;
-    uint32_t raddr;           /* connected peer, 0 = none */
+    uint32_t raddr; /* connected peer, 0 = none */
     uint16_t rport;
-    int err;                  /* pending error (positive errno), cleared when read */
-    uint32_t rcvbuf;
-    struct ns_pktq rxq;       /* data at the UDP payload; ifindex/nexthop unused */
+    int err;         /* pending error (positive errno), cleared when read */
+    uint32_t rcvbuf; /* limit on rxq.bytes + rxq.count * NS_UDP_RX_OVERHEAD */
+    /* Datagrams with data at the UDP payload; nexthop holds the sender's
+     * address, l4_off the UDP header's offset from pkt->buf->data (see
+     * ns_ip_rx_hdr), ifindex the receiving interface. */
+    struct ns_pktq rxq;
     ns_udp_ready_fn on_ready; /* data or an error became available */
     void *ctx;
 };
@@ -47,10 +61,17 @@ struct ns_udp_table {
 };
 
 struct ns_udp_sock *ns_udp_open(struct ns_stack *s);
-/* port 0 picks an ephemeral port (32768-60999). -EADDRINUSE, -EINVAL. */
+/* port 0 picks an ephemeral port (32768-60999, sequential from a random
+ * start, skipping ports in use). -EADDRINUSE (port taken: same port with the
+ * same or a wildcard address on either side), -EINVAL (already bound),
+ * -EADDRNOTAVAIL (addr is not one of ours). */
 int ns_udp_bind(struct ns_udp_sock *sk, uint32_t addr, uint16_t port);
+/* Fix the peer. Binds an ephemeral port if unbound and, like Linux, takes
+ * the route's source address when bound to the wildcard. -EINVAL for a zero
+ * address or port, -ENETUNREACH without a route. */
 int ns_udp_connect(struct ns_udp_sock *sk, uint32_t addr, uint16_t port);
-/* dst 0 uses the connected peer. Returns len or -errno. Binds if unbound. */
+/* dst 0 uses the connected peer (-EDESTADDRREQ if none). Returns len or
+ * -errno (-EMSGSIZE above NS_UDP_MAX_PAYLOAD). Binds if unbound. */
 ssize_t ns_udp_sendto(struct ns_udp_sock *sk, const void *buf, uint32_t len, uint32_t dst,
                       uint16_t dport, uint64_t now);
 /* Returns the datagram length (truncated to cap), -EAGAIN, or a pending
@@ -61,9 +82,11 @@ void ns_udp_close(struct ns_udp_sock *sk);
 
 void ns_udp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, uint32_t src,
                   uint32_t dst, uint64_t now);
-/* An ICMP error quoting one of our UDP datagrams (inner header given). */
-void ns_udp_icmp_error(struct ns_stack *s, uint32_t inner_src, uint32_t inner_dst,
-                       uint16_t sport, uint16_t dport, int err);
+/* An ICMP error quoting one of our UDP datagrams (inner header given): the
+ * best-matching socket bound to sport gets `err` as its pending error and
+ * its on_ready call. */
+void ns_udp_icmp_error(struct ns_stack *s, uint32_t inner_src, uint32_t inner_dst, uint16_t sport,
+                       uint16_t dport, int err);
 void ns_udp_table_free(struct ns_stack *s);
 
 #endif

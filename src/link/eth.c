@@ -14,8 +14,7 @@ enum ns_eth_verdict ns_eth_parse(const uint8_t *f, uint32_t len, struct ns_eth_h
     return NS_ETH_OK;
 }
 
-void ns_eth_write(uint8_t *out, const struct ns_mac *dst, const struct ns_mac *src,
-                  uint16_t type)
+void ns_eth_write(uint8_t *out, const struct ns_mac *dst, const struct ns_mac *src, uint16_t type)
 {
     memcpy(out, dst->b, NS_ETH_ALEN);
     memcpy(out + 6, src->b, NS_ETH_ALEN);
@@ -23,15 +22,39 @@ void ns_eth_write(uint8_t *out, const struct ns_mac *dst, const struct ns_mac *s
     out[13] = (uint8_t)type;
 }
 
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 bool ns_mac_parse(const char *s, struct ns_mac *m)
 {
-    unsigned v[6];
-    char tail;
-    if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-               &tail) != 6)
-        return false;
-    for (int i = 0; i < 6; i++)
-        m->b[i] = (uint8_t)v[i];
+    /* Strictly six groups of one or two hex digits separated by ':'
+     * (sscanf's %x would also take signs, "0x" and blanks). */
+    uint8_t b[NS_ETH_ALEN];
+    for (int i = 0; i < NS_ETH_ALEN; i++) {
+        int hi = hexval(*s);
+        if (hi < 0)
+            return false;
+        s++;
+        int lo = hexval(*s);
+        if (lo >= 0) {
+            b[i] = (uint8_t)(hi << 4 | lo);
+            s++;
+        } else {
+            b[i] = (uint8_t)hi;
+        }
+        if (*s != (i == NS_ETH_ALEN - 1 ? '\0' : ':'))
+            return false;
+        s++;
+    }
+    memcpy(m->b, b, NS_ETH_ALEN);
     return true;
 }
 

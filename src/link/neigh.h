@@ -7,17 +7,25 @@
  *    and solicits at once from the sending path (neigh.immediate_probe=1),
  *    then every max(retrans_time, retrans_floor) until mcast_probes (+
  *    app_probes) are spent, then FAILED: queued packets are handed to
- *    ops->error_report.
+ *    ops->error_report in order. With neigh.immediate_probe=0 the first
+ *    solicit waits one tick_ms (Linux before 2011).
  *  - REACHABLE ages to STALE after reachable_time (random in
  *    [0.5, 1.5) x base_reachable_time, redrawn every 300 s); sending to STALE
  *    moves it to DELAY; DELAY becomes REACHABLE if confirmed within
  *    delay_first_probe_time, else PROBE with ucast_probes unicast solicits
- *    retrans_time apart, then FAILED.
+ *    (then mcast_reprobes broadcast ones) max(retrans_time, retrans_floor)
+ *    apart, then FAILED.
  *  - Updates respect locktime, PERMANENT and NOARP entries are changed only
  *    by the administrator (NS_NEIGH_UPDATE_ADMIN).
  *  - Garbage collection: gc_thresh1/2/3 and gc_stale_time; a full table makes
- *    creation fail with table_fulls counted (-ENOBUFS).
- * The engine is sans-I/O: it sends nothing itself, it calls ops.
+ *    creation fail with table_fulls counted (-ENOBUFS). The thresholds count
+ *    gc_entries (PERMANENT/NOARP entries are exempt), gc_thresh1 all entries.
+ * The engine is sans-I/O: it sends nothing itself, it calls ops. The ops may
+ * call back into the table (send, delete): the engine holds the entry
+ * (refcnt) across each call and detaches a queue before draining it.
+ * updated/confirmed/used compare with wrap-safe arithmetic: "never
+ * confirmed" is stored as now - 2 x base_reachable_time, which may wrap
+ * below zero early in virtual time. docs/neighbour.md has the whole story.
  */
 #ifndef NS_LINK_NEIGH_H
 #define NS_LINK_NEIGH_H
@@ -44,24 +52,26 @@ enum ns_nud {
     NS_NUD_PERMANENT = 0x80,
 };
 #define NS_NUD_IN_TIMER (NS_NUD_INCOMPLETE | NS_NUD_REACHABLE | NS_NUD_DELAY | NS_NUD_PROBE)
-#define NS_NUD_VALID                                                                        \
-    (NS_NUD_PERMANENT | NS_NUD_NOARP | NS_NUD_REACHABLE | NS_NUD_PROBE | NS_NUD_STALE |      \
+#define NS_NUD_VALID                                                                               \
+    (NS_NUD_PERMANENT | NS_NUD_NOARP | NS_NUD_REACHABLE | NS_NUD_PROBE | NS_NUD_STALE |            \
      NS_NUD_DELAY)
 #define NS_NUD_CONNECTED (NS_NUD_PERMANENT | NS_NUD_NOARP | NS_NUD_REACHABLE)
 
 /* neigh_update flags, as Linux's NEIGH_UPDATE_F_*. */
-#define NS_NEIGH_UPDATE_OVERRIDE 0x1      /* may replace a different lladdr */
+#define NS_NEIGH_UPDATE_OVERRIDE      0x1 /* may replace a different lladdr */
 #define NS_NEIGH_UPDATE_WEAK_OVERRIDE 0x2 /* different lladdr: only mark STALE */
-#define NS_NEIGH_UPDATE_ADMIN 0x4         /* operator: may touch PERMANENT/NOARP */
+#define NS_NEIGH_UPDATE_ADMIN         0x4 /* operator: may touch PERMANENT/NOARP */
 
-#define NS_NEIGH_MAX_KEY 16
+#define NS_NEIGH_MAX_KEY    16
 #define NS_NEIGH_MAX_LLADDR 8
 
 /* Counters as Linux's per-table statistics (ip -s ntable / arp_cache). */
+/* clang-format off */
 #define NS_NEIGH_COUNTERS(X)                                                                \
     X(allocs) X(destroys) X(hash_grows) X(res_failed) X(lookups) X(hits)                    \
     X(rcv_probes_mcast) X(rcv_probes_ucast) X(periodic_gc_runs) X(forced_gc_runs)           \
     X(unres_discards) X(table_fulls) X(probes_sent_mcast) X(probes_sent_ucast)
+/* clang-format on */
 
 struct ns_neigh_stats {
     NS_NEIGH_COUNTERS(NS_CTR_FIELD)
@@ -70,21 +80,22 @@ struct ns_neigh_stats {
 struct ns_neigh_table;
 
 struct ns_neigh {
-    struct ns_neigh *hnext;              /* hash chain */
-    struct ns_neigh *gc_prev, *gc_next;  /* list of gc-able (non-permanent) entries */
+    struct ns_neigh *hnext;             /* hash chain */
+    struct ns_neigh *gc_prev, *gc_next; /* list of gc-able (non-permanent) entries */
     struct ns_neigh_table *tbl;
     uint32_t ifindex;
     uint8_t key[NS_NEIGH_MAX_KEY];
     uint8_t lladdr[NS_NEIGH_MAX_LLADDR];
-    uint8_t state;                       /* enum ns_nud */
+    uint8_t state; /* enum ns_nud */
     bool dead;
-    uint32_t probes;                     /* solicits sent in this INCOMPLETE/PROBE phase */
-    uint64_t updated;                    /* last state or lladdr change */
-    uint64_t confirmed;                  /* last proof of reachability */
-    uint64_t used;                       /* last time a packet went through it */
-    uint32_t refcnt;                     /* held by callers beyond the table (0 = table only) */
+    uint32_t probes;    /* solicits sent in this INCOMPLETE/PROBE phase */
+    uint64_t updated;   /* last state or lladdr change */
+    uint64_t confirmed; /* last proof of reachability */
+    uint64_t used;      /* last time a packet went through it */
+    uint32_t refcnt;    /* held by callers beyond the table (0 = table only) */
+    bool on_gc;         /* linked on the table's gc list */
     struct ns_timer timer;
-    struct ns_pktq arp_queue;            /* packets waiting for resolution */
+    struct ns_pktq arp_queue; /* packets waiting for resolution */
 };
 
 struct ns_neigh_ops {
@@ -102,7 +113,7 @@ struct ns_neigh_ops {
 };
 
 struct ns_neigh_table {
-    const char *id;                     /* "arp_cache" */
+    const char *id; /* "arp_cache" */
     uint8_t key_len;
     uint8_t lladdr_len;
     const struct ns_neigh_params *parms;
@@ -113,13 +124,14 @@ struct ns_neigh_table {
 
     struct ns_neigh **buckets;
     uint32_t hash_mask;                 /* buckets - 1, a power of two */
-    uint32_t hash_seed;
+    uint64_t hash_key[2];               /* SipHash key drawn from rng at init */
     uint32_t entries;                   /* all entries */
     uint32_t gc_entries;                /* entries on the gc list */
     struct ns_neigh *gc_head, *gc_tail; /* oldest first */
     uint64_t last_flush;                /* last forced gc */
     uint64_t last_rand;                 /* last reachable_time draw */
     uint64_t reachable_time_us;         /* current random reachable time */
+    uint32_t reach_base_ms;             /* base_reachable_time_ms it was drawn from */
     struct ns_timer gc_timer;
     struct ns_neigh_stats stats;
 };
@@ -138,34 +150,44 @@ struct ns_neigh *ns_neigh_create(struct ns_neigh_table *tbl, uint32_t ifindex, c
                                  uint64_t now, int *err);
 
 /* Send pkt to key on ifindex: transmit now if the entry is usable, else queue
- * it (bounded by unres_qlen_bytes; the oldest is dropped and counted as
- * unres_discards) and start or continue resolution. Takes ownership of pkt.
- * Returns 0 when sent or queued, -ENOBUFS/-ENOMEM when no entry could be
- * made (pkt freed). */
+ * it (bounded by unres_qlen_bytes and by unres_qlen_bytes / 64 packets; the
+ * oldest is dropped and counted as unres_discards) and start or continue
+ * resolution. Takes ownership of pkt. Returns 0 when sent, queued or handed
+ * to error_report (mcast_probes + app_probes == 0 fails at once),
+ * -ENOBUFS/-ENOMEM when no entry could be made (pkt freed). */
 int ns_neigh_output(struct ns_neigh_table *tbl, uint32_t ifindex, const void *key,
                     struct ns_pkt *pkt, uint64_t now);
 
 /* Linux neigh_update(): move n to new_state with lladdr (NULL keeps the
  * current one) under the NS_NEIGH_UPDATE_* rules; flushes the queue when the
- * entry becomes valid. Returns 0, or -EPERM when a PERMANENT/NOARP entry is
- * touched without ADMIN. */
-int ns_neigh_update(struct ns_neigh *n, const uint8_t *lladdr, uint8_t new_state,
-                    uint32_t flags, uint64_t now);
+ * entry becomes valid (through DELAY when the new state is STALE). An update
+ * refused for a different lladdr without OVERRIDE returns 0 and changes
+ * nothing but `confirmed` (for a CONNECTED new state, as Linux). Returns 0;
+ * -EPERM when PERMANENT/NOARP is touched (or set) without ADMIN; -EINVAL
+ * for a value that is not one state, or no lladdr for an entry that has
+ * none; -ENOENT for a deleted entry. */
+int ns_neigh_update(struct ns_neigh *n, const uint8_t *lladdr, uint8_t new_state, uint32_t flags,
+                    uint64_t now);
 
-/* Upper-layer proof of reachability (a SACK or TCP ACK for new data). */
-void ns_neigh_confirm(struct ns_neigh_table *tbl, uint32_t ifindex, const void *key,
-                      uint64_t now);
+/* Upper-layer proof of reachability (a SACK or TCP ACK for new data):
+ * confirmed = now, and a STALE, DELAY or PROBE entry becomes REACHABLE at
+ * once. Unknown and unresolved entries are left alone. */
+void ns_neigh_confirm(struct ns_neigh_table *tbl, uint32_t ifindex, const void *key, uint64_t now);
 
-/* Administrative operations (`nstack neigh add|change|replace|del|flush`). */
+/* Administrative operations (`nstack neigh add|change|replace|del|flush`).
+ * admin_set is `ip neigh replace`: creates if needed, then updates with
+ * ADMIN|OVERRIDE; state must be PERMANENT, NOARP, REACHABLE or STALE
+ * (-EINVAL otherwise; an entry it created is removed again on error).
+ * admin_del returns -ENOENT when absent. Removal discards queued packets
+ * (counted as unres_discards, no error_report). */
 int ns_neigh_admin_set(struct ns_neigh_table *tbl, uint32_t ifindex, const void *key,
                        const uint8_t *lladdr, uint8_t state, uint64_t now);
-int ns_neigh_admin_del(struct ns_neigh_table *tbl, uint32_t ifindex, const void *key,
-                       uint64_t now);
+int ns_neigh_admin_del(struct ns_neigh_table *tbl, uint32_t ifindex, const void *key, uint64_t now);
 /* Remove every entry on ifindex (0 = all) whose state is in `states`
  * (flush uses everything but PERMANENT and NOARP). Returns the count. */
-unsigned ns_neigh_flush(struct ns_neigh_table *tbl, uint32_t ifindex, uint8_t states,
-                        uint64_t now);
+unsigned ns_neigh_flush(struct ns_neigh_table *tbl, uint32_t ifindex, uint8_t states, uint64_t now);
 
+/* Visit every entry (hash order). fn must not change the table. */
 typedef void (*ns_neigh_visit_fn)(void *arg, const struct ns_neigh *n);
 void ns_neigh_foreach(struct ns_neigh_table *tbl, ns_neigh_visit_fn fn, void *arg);
 

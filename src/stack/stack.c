@@ -19,8 +19,8 @@ struct ns_stack *ns_stack_new(const struct ns_stack_config *cfg, uint64_t now)
     ns_rng_seed(&s->rng, cfg && cfg->seed ? cfg->seed : ns_rng_os_seed());
     s->ip_id = (uint16_t)ns_rng_u64(&s->rng);
     s->udp.next_ephemeral = (uint16_t)(32768 + ns_rng_below(&s->rng, 61000 - 32768));
-    if (ns_neigh_table_init(&s->arp_tbl, "arp_cache", 4, NS_ETH_ALEN, &s->params.neigh,
-                            &s->timers, &s->rng, &ns_arp_neigh_ops, s, now) < 0) {
+    if (ns_neigh_table_init(&s->arp_tbl, "arp_cache", 4, NS_ETH_ALEN, &s->params.neigh, &s->timers,
+                            &s->rng, &ns_arp_neigh_ops, s, now) < 0) {
         free(s);
         return NULL;
     }
@@ -41,8 +41,7 @@ void ns_stack_free(struct ns_stack *s)
     free(s);
 }
 
-int ns_stack_add_iface(struct ns_stack *s, const char *name, const struct ns_mac *mac,
-                       uint32_t mtu)
+int ns_stack_add_iface(struct ns_stack *s, const char *name, const struct ns_mac *mac, uint32_t mtu)
 {
     if (s->n_ifaces >= NS_MAX_IFACES)
         return -ENOSPC;
@@ -242,15 +241,23 @@ struct ns_pkt *ns_stack_tx_pop(struct ns_stack *s, uint32_t ifindex)
     return ifc ? ns_pktq_pop(&ifc->txq) : NULL;
 }
 
+/* Static: the groups handed out must outlive this function. */
+NS_CTR_NAMES(eth_ctr_names, NS_ETH_COUNTERS);
+NS_CTR_NAMES(arp_ctr_names, NS_ARP_COUNTERS);
+NS_CTR_NAMES(neigh_ctr_names, NS_NEIGH_COUNTERS);
+NS_CTR_NAMES(ip_ctr_names, NS_IP_COUNTERS);
+NS_CTR_NAMES(icmp_ctr_names, NS_ICMP_COUNTERS);
+NS_CTR_NAMES(udp_ctr_names, NS_UDP_COUNTERS);
+
 size_t ns_stack_counters(struct ns_stack *s, struct ns_ctr_group *out, size_t max)
 {
     struct ns_ctr_group all[] = {
-        NS_CTR_GROUP("eth", NS_ETH_COUNTERS, &s->eth_stats),
-        NS_CTR_GROUP("arp", NS_ARP_COUNTERS, &s->arp_stats),
-        NS_CTR_GROUP("arp_cache", NS_NEIGH_COUNTERS, &s->arp_tbl.stats),
-        NS_CTR_GROUP("ip", NS_IP_COUNTERS, &s->ip_stats),
-        NS_CTR_GROUP("icmp", NS_ICMP_COUNTERS, &s->icmp_stats),
-        NS_CTR_GROUP("udp", NS_UDP_COUNTERS, &s->udp_stats),
+        NS_CTR_GROUP_NAMED("eth", eth_ctr_names, &s->eth_stats),
+        NS_CTR_GROUP_NAMED("arp", arp_ctr_names, &s->arp_stats),
+        NS_CTR_GROUP_NAMED("arp_cache", neigh_ctr_names, &s->arp_tbl.stats),
+        NS_CTR_GROUP_NAMED("ip", ip_ctr_names, &s->ip_stats),
+        NS_CTR_GROUP_NAMED("icmp", icmp_ctr_names, &s->icmp_stats),
+        NS_CTR_GROUP_NAMED("udp", udp_ctr_names, &s->udp_stats),
     };
     size_t n = sizeof(all) / sizeof(all[0]);
     if (n > max)

@@ -29,15 +29,15 @@
 #include "link/neigh.h"
 
 #define NS_MAX_IFACES 8
-#define NS_IFNAMSIZ 16
-#define NS_TXQ_LEN 1000 /* frames, as Linux's default txqueuelen */
+#define NS_IFNAMSIZ   16
+#define NS_TXQ_LEN    1000 /* frames, as Linux's default txqueuelen */
 
 struct ns_iface {
     uint32_t index; /* 1-based; 0 is "none" */
     char name[NS_IFNAMSIZ];
     struct ns_mac mac;
     uint32_t mtu;
-    uint32_t addr;  /* host order; 0 = no address */
+    uint32_t addr; /* host order; 0 = no address */
     uint8_t plen;
     bool up;
     struct ns_pktq txq; /* complete Ethernet frames for the device */
@@ -76,7 +76,7 @@ struct ns_stack {
 };
 
 struct ns_stack_config {
-    uint64_t seed; /* random source; 0 = from the OS */
+    uint64_t seed;                  /* random source; 0 = from the OS */
     const struct ns_params *params; /* NULL = Linux defaults */
 };
 

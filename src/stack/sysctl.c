@@ -13,9 +13,14 @@ struct sysctl_def {
     size_t off;
 };
 
-#define NEIGH(key, field, lo, hi, help)                                                     \
-    {{key, lo, hi, help}, offsetof(struct ns_params, neigh.field)}
-#define IP(key, field, lo, hi, help) {{key, lo, hi, help}, offsetof(struct ns_params, ip.field)}
+#define NEIGH(key, field, lo, hi, help)                                                            \
+    {                                                                                              \
+        {key, lo, hi, help}, offsetof(struct ns_params, neigh.field)                               \
+    }
+#define IP(key, field, lo, hi, help)                                                               \
+    {                                                                                              \
+        {key, lo, hi, help}, offsetof(struct ns_params, ip.field)                                  \
+    }
 
 static const struct sysctl_def defs[] = {
     NEIGH("neigh.default.mcast_probes", mcast_probes, 0, 100,
@@ -25,8 +30,7 @@ static const struct sysctl_def defs[] = {
     NEIGH("neigh.default.app_probes", app_probes, 0, 100, "user-space resolver probes (unused)"),
     NEIGH("neigh.default.mcast_resolicit", mcast_reprobes, 0, 100,
           "broadcast solicits after the unicast ones in PROBE"),
-    NEIGH("neigh.default.retrans_time_ms", retrans_time_ms, 1, 3600000,
-          "time between solicits"),
+    NEIGH("neigh.default.retrans_time_ms", retrans_time_ms, 1, 3600000, "time between solicits"),
     NEIGH("neigh.default.base_reachable_time_ms", base_reachable_time_ms, 1, 3600000,
           "mean of the random REACHABLE lifetime"),
     NEIGH("neigh.default.delay_first_probe_time_ms", delay_first_probe_time_ms, 0, 3600000,
@@ -49,8 +53,7 @@ static const struct sysctl_def defs[] = {
           "lower bound of the first retransmission interval"),
     NEIGH("neigh.tick_ms", tick_ms, 1, 1000, "the tick of immediate_probe=0"),
     IP("ipv4.ip_default_ttl", default_ttl, 1, 255, "TTL of packets we originate"),
-    IP("ipv4.ipfrag_high_thresh", ipfrag_high_thresh, 0, 1u << 30,
-       "bytes of reassembly memory"),
+    IP("ipv4.ipfrag_high_thresh", ipfrag_high_thresh, 0, 1u << 30, "bytes of reassembly memory"),
     IP("ipv4.ipfrag_time_ms", ipfrag_time_ms, 1, 3600000, "reassembly timeout"),
     IP("ipv4.ipfrag_max_frags", ipfrag_max_frags, 1, 8192, "fragments per datagram"),
     IP("ipv4.icmp_ratelimit_ms", icmp_ratelimit_ms, 0, 3600000,

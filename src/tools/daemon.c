@@ -1,0 +1,903 @@
+/* `nstack daemon`: one stack instance on one device, run by a single-thread
+ * epoll loop over the device, the control socket and its clients, a timerfd
+ * and a signalfd.
+ *
+ * `now` is CLOCK_MONOTONIC in microseconds, read afresh for every event.
+ * After every event the stack's transmit queue is drained to the device at
+ * once, so a frame produced on the output path (the ARP request for a first
+ * packet) leaves in the same loop turn: first-packet latency is the point of
+ * this project, so nothing ever waits for a tick. The timerfd is armed
+ * (absolute, microsecond precision) at the earliest of the stack's, the
+ * commands' and the capture file's deadlines.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dev/dev.h"
+#include "dev/pcap.h"
+#include "stack/stack.h"
+#include "tools/cmd.h"
+#include "tools/ctl.h"
+#include "tools/main.h"
+#include "tools/text.h"
+
+#define MAX_SYSCTL       64
+#define MAX_SERVE        16
+#define MAX_CLIENTS      64
+#define RX_BATCH         64
+#define RX_ROUNDS        8 /* batches per readiness event, so clients are not starved */
+#define TX_BATCH         32
+#define CLIENT_OUT_LIMIT (8u << 20) /* output a slow client may have queued */
+
+static const char usage_daemon[] =
+    "Usage: nstack daemon --dev tap:NAME|afpacket:IFNAME --addr A.B.C.D/LEN [OPTIONS]\n"
+    "  --gw A.B.C.D          default gateway\n"
+    "  --mac MAC             the stack's MAC (default: derived from the interface name)\n"
+    "  --mtu N               MTU (default: the interface's)\n"
+    "  --ctl PATH            control socket (default: $NSTACK_CTL, else /run/nstack/NAME.sock)\n"
+    "  --pcap FILE           record every frame in and out\n"
+    "  --sysctl KEY=VALUE    set a tunable at start (repeatable)\n"
+    "  --serve udp-echo:PORT run a UDP echo service (repeatable)\n"
+    "  --seed N              random seed (default: from the OS)\n"
+    "Runs in the foreground until SIGINT or SIGTERM.\n";
+
+// clang-format off
+#define NS_DAEMON_COUNTERS(X) \
+    X(clients) X(clients_refused) X(requests) X(bad_frames) X(output_overflows)                 \
+    X(tx_deferred) X(tx_dropped) X(wakeups)
+// clang-format on
+
+struct ns_daemon_stats {
+    NS_DAEMON_COUNTERS(NS_CTR_FIELD)
+};
+
+NS_CTR_NAMES(daemon_ctr_names, NS_DAEMON_COUNTERS);
+NS_CTR_NAMES(dev_ctr_names, NS_DEV_COUNTERS);
+
+enum watch_kind { W_DEV, W_LISTEN, W_TIMER, W_SIGNAL, W_CONN };
+
+struct watch {
+    enum watch_kind kind;
+};
+
+struct daemon;
+
+struct conn {
+    struct watch w; /* first: epoll data points here */
+    struct daemon *d;
+    struct conn *next;
+    int fd;
+    uint32_t events;
+    struct ns_ctl_rx rx;
+    struct ns_ctl_tx tx;
+    uint8_t *req; /* the REQ payload argv points into */
+    struct ns_cmd_sess *sess;
+    bool want_input;
+    bool closing; /* EXIT queued: close once flushed */
+    bool dead;
+};
+
+struct daemon_opts {
+    const char *dev, *addr, *gw, *mac, *ctl, *pcap;
+    uint32_t mtu;
+    uint64_t seed;
+    const char *sysctl[MAX_SYSCTL];
+    int nsysctl;
+    const char *serve[MAX_SERVE];
+    int nserve;
+};
+
+struct daemon {
+    struct ns_stack *s;
+    struct ns_dev *dev;
+    uint32_t ifindex;
+    struct ns_cmd_env env;
+    bool env_ready;
+    int ep, lfd, tfd, sfd;
+    struct watch w_dev, w_listen, w_timer, w_signal;
+    char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    bool ctl_bound;
+    ino_t ctl_ino;
+    struct conn *conns;
+    unsigned nconns;
+    struct ns_pkt *held[TX_BATCH]; /* frames the device did not take yet */
+    int nheld;
+    bool dev_out; /* EPOLLOUT armed on the device */
+    bool stop;
+    int exit_rc;
+    uint32_t rx_error_run; /* consecutive failed reads */
+    uint64_t armed;        /* timerfd deadline, NS_TIME_NEVER when disarmed */
+    struct ns_daemon_stats stats;
+};
+
+static uint64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* ---- device output ---- */
+
+static void dev_set_out(struct daemon *d, bool on)
+{
+    if (d->dev_out == on || d->dev->fd < 0)
+        return;
+    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = &d->w_dev};
+    if (epoll_ctl(d->ep, EPOLL_CTL_MOD, d->dev->fd, &ev) == 0)
+        d->dev_out = on;
+}
+
+/* Send frames; what the device does not take is kept in held[]. Returns
+ * false when the device is full. */
+static bool dev_send(struct daemon *d, struct ns_pkt **pk, int n, uint64_t now)
+{
+    int r = ns_dev_send(d->dev, pk, n, now);
+    if (r < 0 && r != -EAGAIN && r != -ENOBUFS) {
+        /* A hard error on this batch: drop it rather than spin on it. */
+        for (int i = 0; i < n; i++)
+            ns_pkt_free(pk[i]);
+        d->stats.tx_dropped += (uint64_t)n;
+        return true;
+    }
+    if (r < 0)
+        r = 0;
+    if (r == n)
+        return true;
+    d->stats.tx_deferred += (uint64_t)(n - r);
+    memmove(d->held, pk + r, (size_t)(n - r) * sizeof(pk[0]));
+    d->nheld = n - r;
+    return false;
+}
+
+/* Returns how many frames left the stack's queue (sent or held). */
+static int flush_tx(struct daemon *d, uint64_t now)
+{
+    int moved = 0;
+    if (d->nheld) {
+        struct ns_pkt *pk[TX_BATCH];
+        int n = d->nheld;
+        memcpy(pk, d->held, (size_t)n * sizeof(pk[0]));
+        d->nheld = 0;
+        if (!dev_send(d, pk, n, now)) {
+            dev_set_out(d, true);
+            return moved;
+        }
+    }
+    for (;;) {
+        struct ns_pkt *pk[TX_BATCH];
+        int n = 0;
+        while (n < TX_BATCH && (pk[n] = ns_stack_tx_pop(d->s, d->ifindex)))
+            n++;
+        if (n == 0)
+            break;
+        moved += n;
+        if (!dev_send(d, pk, n, now)) {
+            dev_set_out(d, true);
+            return moved;
+        }
+    }
+    dev_set_out(d, false);
+    return moved;
+}
+
+/* A device whose interface disappeared stays readable and fails every read:
+ * stop instead of spinning on it. Other errors are counted by the device
+ * (rx_errors) and tolerated unless nothing but errors comes for a while. */
+static void dev_error(struct daemon *d, int err)
+{
+    bool gone = err == -EBADFD || err == -ENODEV || err == -ENXIO || err == -EIO;
+    if (!gone && ++d->rx_error_run < 10000)
+        return;
+    fprintf(stderr, "nstack: daemon: device %s: %s (interface gone?); stopping\n", d->dev->name,
+            strerror(-err));
+    d->stop = true;
+    d->exit_rc = 1;
+}
+
+/* Reads and processes frames, and sends what they produce, until the device
+ * has nothing more. The kernel answers a frame written to a TAP inside that
+ * very write() (ARP replies, echo replies), so after sending we read again
+ * before going back to epoll: an exchange with the kernel then costs no
+ * extra wake-up, which is most of what a first-packet ARP resolution costs. */
+static void pump(struct daemon *d)
+{
+    for (int round = 0; round < RX_ROUNDS; round++) {
+        uint64_t now = mono_us();
+        struct ns_pkt *pk[RX_BATCH];
+        int n = ns_dev_recv(d->dev, pk, RX_BATCH, now);
+        if (n < 0 && n != -EAGAIN && n != -EINTR)
+            dev_error(d, n);
+        if (n > 0) {
+            d->rx_error_run = 0;
+            for (int i = 0; i < n; i++)
+                ns_stack_input_pkt(d->s, d->ifindex, pk[i], now);
+        }
+        int sent = flush_tx(d, now);
+        if (n <= 0 && sent == 0)
+            return;
+    }
+}
+
+/* ---- timers ---- */
+
+static uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+static uint64_t run_timers(struct daemon *d)
+{
+    uint64_t next = NS_TIME_NEVER;
+    for (int i = 0; i < 16; i++) {
+        uint64_t now = mono_us();
+        ns_stack_poll(d->s, now);
+        ns_cmd_poll(&d->env, now);
+        pump(d);
+        uint64_t p = ns_pcap_tracer_poll(d->dev, now);
+        next = min3(ns_stack_next_deadline(d->s), ns_cmd_next_deadline(&d->env), p);
+        if (next > now)
+            break;
+    }
+    return next;
+}
+
+static void arm_timer(struct daemon *d, uint64_t when)
+{
+    if (when == d->armed)
+        return;
+    struct itimerspec its;
+    memset(&its, 0, sizeof(its));
+    if (when != NS_TIME_NEVER) {
+        if (when == 0)
+            when = 1; /* zero would disarm */
+        its.it_value.tv_sec = (time_t)(when / 1000000u);
+        its.it_value.tv_nsec = (long)(when % 1000000u) * 1000;
+    }
+    if (timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+        d->armed = when;
+}
+
+/* ---- control connections ---- */
+
+static void conn_update_events(struct conn *c)
+{
+    uint32_t ev = (c->closing ? 0 : EPOLLIN) | (ns_ctl_tx_pending(&c->tx) ? EPOLLOUT : 0);
+    if (ev == c->events)
+        return;
+    struct epoll_event e = {.events = ev, .data.ptr = &c->w};
+    if (epoll_ctl(c->d->ep, EPOLL_CTL_MOD, c->fd, &e) == 0)
+        c->events = ev;
+}
+
+static void conn_queue(struct conn *c, uint8_t type, const void *data, size_t n)
+{
+    if (c->dead)
+        return;
+    int r = ns_ctl_tx_frame(&c->tx, type, data, n);
+    if (r < 0) {
+        /* The client stopped reading: give up on it rather than buffer
+         * without bound. */
+        c->d->stats.output_overflows++;
+        c->dead = true;
+    }
+}
+
+static void out_write(void *ctx, int stream, const char *data, size_t n)
+{
+    conn_queue(ctx, stream == 2 ? NS_CTL_STDERR : NS_CTL_STDOUT, data, n);
+}
+
+static void out_want_input(void *ctx)
+{
+    struct conn *c = ctx;
+    c->want_input = true;
+    conn_queue(c, NS_CTL_WANT_STDIN, NULL, 0);
+}
+
+static void out_done(void *ctx, int status)
+{
+    struct conn *c = ctx;
+    uint8_t st = (uint8_t)status;
+    conn_queue(c, NS_CTL_EXIT, &st, 1);
+    c->closing = true;
+}
+
+static void conn_protocol_error(struct conn *c, const char *what)
+{
+    c->d->stats.bad_frames++;
+    if (c->sess && !ns_cmd_done(c->sess)) {
+        ns_cmd_free(c->sess);
+        c->sess = NULL;
+    }
+    char msg[128];
+    int n = snprintf(msg, sizeof(msg), "nstack: daemon: bad control message (%s)\n", what);
+    conn_queue(c, NS_CTL_STDERR, msg, (size_t)n);
+    out_done(c, 2);
+}
+
+static void conn_frame(struct conn *c, const struct ns_ctl_frame *f, uint64_t now)
+{
+    struct daemon *d = c->d;
+    switch (f->type) {
+    case NS_CTL_REQ: {
+        if (c->req) {
+            conn_protocol_error(c, "second request");
+            return;
+        }
+        c->req = malloc(f->len ? f->len : 1);
+        if (!c->req) {
+            conn_protocol_error(c, "out of memory");
+            return;
+        }
+        memcpy(c->req, f->data, f->len);
+        char *argv[NS_CTL_MAX_ARGS];
+        uint8_t flags;
+        int argc = ns_ctl_req_parse(c->req, f->len, &flags, argv, NS_CTL_MAX_ARGS);
+        if (argc < 0) {
+            conn_protocol_error(c, "malformed request; client and daemon versions differ?");
+            return;
+        }
+        d->stats.requests++;
+        const struct ns_cmd_out out = {
+            .write = out_write, .want_input = out_want_input, .done = out_done, .ctx = c};
+        c->sess = ns_cmd_start(&d->env, flags, argc, argv, &out, now);
+        if (!c->sess) {
+            const char msg[] = "nstack: daemon: out of memory\n";
+            conn_queue(c, NS_CTL_STDERR, msg, sizeof(msg) - 1);
+            out_done(c, 1);
+        }
+        return;
+    }
+    case NS_CTL_STDIN:
+    case NS_CTL_STDIN_EOF:
+        if (!c->want_input || !c->sess) {
+            conn_protocol_error(c, "input nobody asked for");
+            return;
+        }
+        ns_cmd_input(c->sess, f->data, f->len, f->type == NS_CTL_STDIN_EOF, now);
+        return;
+    case NS_CTL_INTR:
+        if (c->sess)
+            ns_cmd_interrupt(c->sess, now);
+        return;
+    default:
+        conn_protocol_error(c, "unexpected frame type");
+        return;
+    }
+}
+
+static void conn_input(struct conn *c, uint64_t now)
+{
+    ssize_t r = ns_ctl_rx_read(&c->rx, c->fd);
+    if (r == -EAGAIN)
+        return;
+    if (r <= 0) {
+        /* The client went away: a running command is cancelled. */
+        c->dead = true;
+        return;
+    }
+    struct ns_ctl_frame f;
+    int k;
+    while (!c->dead && !c->closing && (k = ns_ctl_rx_next(&c->rx, &f)) != 0) {
+        if (k < 0) {
+            conn_protocol_error(c, k == -EMSGSIZE ? "oversized frame" : "unknown frame type");
+            return;
+        }
+        conn_frame(c, &f, now);
+    }
+}
+
+static void conn_flush(struct conn *c)
+{
+    if (c->dead)
+        return;
+    if (ns_ctl_tx_pending(&c->tx)) {
+        int r = ns_ctl_tx_flush(&c->tx, c->fd);
+        if (r < 0 && r != -EAGAIN) {
+            c->dead = true;
+            return;
+        }
+    }
+    if (c->closing && !ns_ctl_tx_pending(&c->tx)) {
+        c->dead = true;
+        return;
+    }
+    conn_update_events(c);
+}
+
+static void conn_free(struct conn *c)
+{
+    epoll_ctl(c->d->ep, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    ns_cmd_free(c->sess);
+    ns_ctl_rx_free(&c->rx);
+    ns_ctl_tx_free(&c->tx);
+    free(c->req);
+    free(c);
+}
+
+static void flush_conns(struct daemon *d)
+{
+    for (struct conn *c = d->conns; c; c = c->next)
+        conn_flush(c);
+}
+
+static void reap_conns(struct daemon *d)
+{
+    for (struct conn **pp = &d->conns; *pp;) {
+        struct conn *c = *pp;
+        if (c->dead) {
+            *pp = c->next;
+            d->nconns--;
+            conn_free(c);
+        } else {
+            pp = &c->next;
+        }
+    }
+}
+
+static void accept_clients(struct daemon *d)
+{
+    for (;;) {
+        int fd = accept4(d->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        if (d->nconns >= MAX_CLIENTS) {
+            d->stats.clients_refused++;
+            static const char msg[] = "nstack: daemon: too many clients\n";
+            uint8_t fr[NS_CTL_HDR + sizeof(msg) - 1 + NS_CTL_HDR + 1];
+            ns_ctl_put_hdr(fr, NS_CTL_STDERR, sizeof(msg) - 1);
+            memcpy(fr + NS_CTL_HDR, msg, sizeof(msg) - 1);
+            ns_ctl_put_hdr(fr + NS_CTL_HDR + sizeof(msg) - 1, NS_CTL_EXIT, 1);
+            fr[sizeof(fr) - 1] = 1;
+            ssize_t w = send(fd, fr, sizeof(fr), MSG_NOSIGNAL | MSG_DONTWAIT);
+            (void)w;
+            close(fd);
+            continue;
+        }
+        struct conn *c = calloc(1, sizeof(*c));
+        if (!c || ns_ctl_rx_init(&c->rx) < 0) {
+            free(c);
+            close(fd);
+            continue;
+        }
+        c->w.kind = W_CONN;
+        c->d = d;
+        c->fd = fd;
+        ns_ctl_tx_init(&c->tx, CLIENT_OUT_LIMIT);
+        c->events = EPOLLIN;
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->w};
+        if (epoll_ctl(d->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+            ns_ctl_rx_free(&c->rx);
+            free(c);
+            close(fd);
+            continue;
+        }
+        c->next = d->conns;
+        d->conns = c;
+        d->nconns++;
+        d->stats.clients++;
+    }
+}
+
+/* ---- setup ---- */
+
+static bool is_socket(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* Bind the control socket, replacing a stale one nobody answers on. */
+static int ctl_listen(struct daemon *d, char *err, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->ctl_path);
+    d->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (d->lfd < 0) {
+        snprintf(err, errlen, "socket(AF_UNIX): %s", strerror(errno));
+        return -1;
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (bind(d->lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+            break;
+        int e = errno;
+        if (e != EADDRINUSE || attempt == 1) {
+            snprintf(err, errlen, "cannot bind %s: %s", d->ctl_path, strerror(e));
+            return -1;
+        }
+        if (!is_socket(d->ctl_path)) {
+            snprintf(err, errlen, "%s exists and is not a socket", d->ctl_path);
+            return -1;
+        }
+        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int live = probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+        if (probe >= 0)
+            close(probe);
+        if (live) {
+            snprintf(err, errlen, "another daemon is running on %s", d->ctl_path);
+            return -1;
+        }
+        unlink(d->ctl_path); /* stale: its daemon is gone */
+    }
+    d->ctl_bound = true;
+    struct stat st;
+    if (stat(d->ctl_path, &st) == 0)
+        d->ctl_ino = st.st_ino;
+    /* Commands change the stack's state: only root (or the group) may. */
+    chmod(d->ctl_path, 0660);
+    if (listen(d->lfd, 16) < 0) {
+        snprintf(err, errlen, "listen %s: %s", d->ctl_path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void ctl_unlink(struct daemon *d)
+{
+    struct stat st;
+    /* Only our own socket: a successor may have replaced it. */
+    if (d->ctl_bound && stat(d->ctl_path, &st) == 0 && st.st_ino == d->ctl_ino)
+        unlink(d->ctl_path);
+    d->ctl_bound = false;
+}
+
+static int take_value(int argc, char **argv, int *i, const char *name, const char **out)
+{
+    const char *a = argv[*i];
+    size_t l = strlen(name);
+    if (strncmp(a, name, l) != 0)
+        return 0;
+    if (a[l] == '=') {
+        *out = a + l + 1;
+        return 1;
+    }
+    if (a[l] != '\0')
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "nstack: daemon: %s needs a value\n", name);
+        return -1;
+    }
+    *out = argv[++*i];
+    return 1;
+}
+
+static int parse_opts(int argc, char **argv, struct daemon_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int r;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_daemon, stdout);
+            return 1;
+        }
+#define OPT(name, field)                                                                           \
+    if ((r = take_value(argc, argv, &i, name, &v)) < 0)                                            \
+        return -1;                                                                                 \
+    if (r) {                                                                                       \
+        field;                                                                                     \
+        continue;                                                                                  \
+    }
+        OPT("--dev", o->dev = v)
+        OPT("--addr", o->addr = v)
+        OPT("--gw", o->gw = v)
+        OPT("--mac", o->mac = v)
+        OPT("--ctl", o->ctl = v)
+        OPT("--pcap", o->pcap = v)
+        OPT(
+            "--mtu", if (!ns_arg_u32(v, 68, 65535, &o->mtu)) {
+                fprintf(stderr, "nstack: daemon: bad --mtu '%s' (68-65535)\n", v);
+                return -1;
+            })
+        OPT("--seed", {
+            uint32_t hi;
+            if (!ns_arg_u32(v, 1, UINT32_MAX, &hi)) {
+                fprintf(stderr, "nstack: daemon: bad --seed '%s' (1-4294967295)\n", v);
+                return -1;
+            }
+            o->seed = hi;
+        })
+        OPT("--sysctl", {
+            if (o->nsysctl == MAX_SYSCTL) {
+                fprintf(stderr, "nstack: daemon: too many --sysctl\n");
+                return -1;
+            }
+            o->sysctl[o->nsysctl++] = v;
+        })
+        OPT("--serve", {
+            if (o->nserve == MAX_SERVE) {
+                fprintf(stderr, "nstack: daemon: too many --serve\n");
+                return -1;
+            }
+            o->serve[o->nserve++] = v;
+        })
+#undef OPT
+        fprintf(stderr, "nstack: daemon: unknown option '%s' (see: nstack daemon --help)\n",
+                argv[i]);
+        return -1;
+    }
+    if (!o->dev || !o->addr) {
+        fprintf(stderr, "nstack: daemon: --dev and --addr are required (see: nstack daemon "
+                        "--help)\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int watch_fd(struct daemon *d, int fd, struct watch *w, enum watch_kind kind)
+{
+    w->kind = kind;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w};
+    return epoll_ctl(d->ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* Tell running commands' clients that the daemon is going away: ping gets
+ * its statistics block, anything else a message. Best effort. */
+static void shutdown_clients(struct daemon *d, uint64_t now)
+{
+    for (struct conn *c = d->conns; c; c = c->next) {
+        if (c->dead || !c->sess || ns_cmd_done(c->sess))
+            continue;
+        ns_cmd_interrupt(c->sess, now);
+        if (!ns_cmd_done(c->sess)) {
+            const char msg[] = "nstack: daemon shutting down\n";
+            conn_queue(c, NS_CTL_STDERR, msg, sizeof(msg) - 1);
+            ns_cmd_free(c->sess);
+            c->sess = NULL;
+            out_done(c, 1);
+        }
+    }
+    pump(d);
+    flush_conns(d);
+}
+
+static void daemon_free(struct daemon *d)
+{
+    while (d->conns) {
+        struct conn *c = d->conns;
+        d->conns = c->next;
+        conn_free(c);
+    }
+    for (int i = 0; i < d->nheld; i++)
+        ns_pkt_free(d->held[i]);
+    d->nheld = 0;
+    if (d->env_ready)
+        ns_cmd_env_free(&d->env);
+    ns_stack_free(d->s);
+    ns_dev_close(d->dev); /* also flushes and closes the capture */
+    ctl_unlink(d);
+    if (d->lfd >= 0)
+        close(d->lfd);
+    if (d->tfd >= 0)
+        close(d->tfd);
+    if (d->sfd >= 0)
+        close(d->sfd);
+    if (d->ep >= 0)
+        close(d->ep);
+}
+
+static bool perm_error(const char *err)
+{
+    return strstr(err, strerror(EPERM)) || strstr(err, strerror(EACCES)) ||
+           strstr(err, "CAP_NET_ADMIN");
+}
+
+static int setup(struct daemon *d, const struct daemon_opts *o)
+{
+    char err[512];
+    uint64_t now = mono_us();
+    uint32_t addr, gw = 0;
+    uint8_t plen;
+    struct ns_mac mac;
+    if (!ns_ip_parse_prefix(o->addr, &addr, &plen) || addr == 0) {
+        fprintf(stderr, "nstack: bad address '%s'\n", o->addr);
+        return 2;
+    }
+    if (o->gw && (!ns_ip_parse_addr(o->gw, &gw) || gw == 0)) {
+        fprintf(stderr, "nstack: bad address '%s'\n", o->gw);
+        return 2;
+    }
+    if (o->mac && !ns_mac_parse(o->mac, &mac)) {
+        fprintf(stderr, "nstack: daemon: bad --mac '%s'\n", o->mac);
+        return 2;
+    }
+
+    /* The control socket first, so a second daemon on the same device says
+     * so instead of failing on the busy device. */
+    const char *env_ctl = getenv("NSTACK_CTL");
+    if (o->ctl || (env_ctl && *env_ctl)) {
+        const char *p = o->ctl ? o->ctl : env_ctl;
+        if (strlen(p) >= sizeof(d->ctl_path)) {
+            fprintf(stderr, "nstack: daemon: socket path too long: %s\n", p);
+            return 2;
+        }
+        snprintf(d->ctl_path, sizeof(d->ctl_path), "%s", p);
+    } else {
+        if (ns_ctl_default_path(NS_CTL_DIR, o->dev, d->ctl_path, sizeof(d->ctl_path)) < 0) {
+            fprintf(stderr,
+                    "nstack: daemon: no interface name in '%s' (use tap:NAME or "
+                    "afpacket:IFNAME)\n",
+                    o->dev);
+            return 2;
+        }
+        if (mkdir(NS_CTL_DIR, 0755) == 0) {
+            chmod(NS_CTL_DIR, 0755); /* whatever the umask: clients must find sockets */
+        } else if (errno != EEXIST) {
+            fprintf(stderr, "nstack: daemon: cannot create %s: %s\n", NS_CTL_DIR, strerror(errno));
+            return 1;
+        }
+    }
+    if (ctl_listen(d, err, sizeof(err)) < 0) {
+        fprintf(stderr, "nstack: %s\n", err);
+        return 1;
+    }
+
+    d->dev = ns_dev_open(o->dev, err, sizeof(err));
+    if (!d->dev) {
+        if (perm_error(err) && geteuid() != 0)
+            fprintf(stderr, "nstack: daemon must run as root to open %s\n", o->dev);
+        else
+            fprintf(stderr, "nstack: %s\n", err);
+        return 1;
+    }
+    if (o->pcap) {
+        struct ns_pcap_opts po = {.wall_offset_us = ns_pcap_wall_offset_us(now)};
+        struct ns_dev *t = ns_pcap_trace(d->dev, o->pcap, &po, err, sizeof(err));
+        if (!t) {
+            fprintf(stderr, "nstack: %s\n", err);
+            return 1;
+        }
+        d->dev = t;
+    }
+
+    struct ns_stack_config cfg = {.seed = o->seed};
+    d->s = ns_stack_new(&cfg, now);
+    if (!d->s) {
+        fprintf(stderr, "nstack: daemon: out of memory\n");
+        return 1;
+    }
+    if (!o->mac)
+        mac = d->dev->mac;
+    uint32_t mtu = o->mtu ? o->mtu : d->dev->mtu;
+    int idx = ns_stack_add_iface(d->s, d->dev->name, &mac, mtu);
+    if (idx < 0) {
+        fprintf(stderr, "nstack: daemon: interface %s: %s\n", d->dev->name, strerror(-idx));
+        return 1;
+    }
+    d->ifindex = (uint32_t)idx;
+    for (int i = 0; i < o->nsysctl; i++) {
+        if (ns_cmd_sysctl_assign(d->s, o->sysctl[i], now, err, sizeof(err)) < 0) {
+            fprintf(stderr, "nstack: %s\n", err);
+            return 2;
+        }
+    }
+    if (gw)
+        ns_stack_set_gateway(d->s, gw);
+    ns_cmd_env_init(&d->env, d->s, (uint16_t)getpid());
+    d->env_ready = true;
+    d->env.extra[d->env.n_extra++] = NS_CTR_GROUP_NAMED("dev", dev_ctr_names, &d->dev->stats);
+    d->env.extra[d->env.n_extra++] = NS_CTR_GROUP_NAMED("daemon", daemon_ctr_names, &d->stats);
+    for (int i = 0; i < o->nserve; i++) {
+        if (ns_cmd_serve(&d->env, o->serve[i], err, sizeof(err)) < 0) {
+            fprintf(stderr, "nstack: %s\n", err);
+            return 2;
+        }
+    }
+
+    d->ep = epoll_create1(EPOLL_CLOEXEC);
+    d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    d->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (d->ep < 0 || d->tfd < 0 || d->sfd < 0 || watch_fd(d, d->lfd, &d->w_listen, W_LISTEN) ||
+        watch_fd(d, d->tfd, &d->w_timer, W_TIMER) || watch_fd(d, d->sfd, &d->w_signal, W_SIGNAL) ||
+        (d->dev->fd >= 0 && watch_fd(d, d->dev->fd, &d->w_dev, W_DEV))) {
+        fprintf(stderr, "nstack: daemon: event loop setup: %s\n", strerror(errno));
+        return 1;
+    }
+
+    now = mono_us();
+    ns_stack_iface_up(d->s, d->ifindex, now);
+    ns_stack_set_addr(d->s, d->ifindex, addr, plen, now); /* announces: gratuitous ARP */
+    flush_tx(d, now);
+
+    char a[16], m[18];
+    ns_mac_format(mac.b, m);
+    fprintf(stderr, "nstack: %s %s/%u mac %s mtu %" PRIu32 " ctl %s\n", d->dev->name,
+            ns_ip_fmt(addr, a), plen, m, mtu, d->ctl_path);
+    return 0;
+}
+
+static void handle(struct daemon *d, struct watch *w, uint32_t events, uint64_t now)
+{
+    switch (w->kind) {
+    case W_DEV:
+        /* pump() below reads the device. */
+        break;
+    case W_LISTEN:
+        accept_clients(d);
+        break;
+    case W_TIMER: {
+        uint64_t exp;
+        ssize_t r = read(d->tfd, &exp, sizeof(exp));
+        (void)r;
+        d->armed = NS_TIME_NEVER; /* absolute timers are one-shot */
+        d->stats.wakeups++;
+        break;
+    }
+    case W_SIGNAL: {
+        struct signalfd_siginfo si;
+        while (read(d->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+            d->stop = true;
+        break;
+    }
+    case W_CONN: {
+        struct conn *c = (struct conn *)w;
+        if (c->dead)
+            break;
+        if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+            conn_input(c, now);
+        break;
+    }
+    }
+    pump(d);
+    flush_conns(d);
+}
+
+int ns_daemon_main(int argc, char **argv)
+{
+    struct daemon_opts o;
+    int r = parse_opts(argc, argv, &o);
+    if (r)
+        return r > 0 ? 0 : 2;
+    signal(SIGPIPE, SIG_IGN);
+    struct daemon d;
+    memset(&d, 0, sizeof(d));
+    d.ep = d.lfd = d.tfd = d.sfd = -1;
+    d.armed = NS_TIME_NEVER;
+    d.w_dev.kind = W_DEV;
+    int rc = setup(&d, &o);
+    if (rc) {
+        daemon_free(&d);
+        return rc;
+    }
+    while (!d.stop) {
+        uint64_t next = run_timers(&d);
+        flush_conns(&d);
+        reap_conns(&d);
+        arm_timer(&d, next);
+        struct epoll_event evs[32];
+        int n = epoll_wait(d.ep, evs, 32, -1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            fprintf(stderr, "nstack: daemon: epoll_wait: %s\n", strerror(errno));
+            rc = 1;
+            break;
+        }
+        for (int i = 0; i < n; i++)
+            handle(&d, evs[i].data.ptr, evs[i].events, mono_us());
+    }
+    shutdown_clients(&d, mono_us());
+    daemon_free(&d);
+    return rc ? rc : d.exit_rc;
+}

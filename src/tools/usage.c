@@ -1,0 +1,99 @@
+/* Usage texts of `nstack` and its commands, shared by the client (which
+ * answers --help without a daemon) and the daemon. */
+#include <string.h>
+
+#include "tools/cmd.h"
+
+const char ns_cmd_usage_main[] =
+    "Usage: nstack [-C PATH] [-j] [-s] COMMAND [ARGS...]\n"
+    "       nstack daemon --dev tap:NAME|afpacket:IFNAME --addr A.B.C.D/LEN [OPTIONS]\n"
+    "       nstack simdemo\n"
+    "\n"
+    "Commands (run by the daemon that owns the stack):\n"
+    "  ping [-c N] [-i SEC] [-s SIZE] [-W SEC] [-q] DEST   echo requests, iputils format\n"
+    "  neigh show|add|replace|change|del|flush ...           the ARP table, ip-neigh format\n"
+    "  stats [GROUP...]                                      protocol counters\n"
+    "  sysctl KEY... | -w KEY=VALUE... | -a                  tunables\n"
+    "  addr                                                  interfaces, ip-addr format\n"
+    "  udp send [-p SPORT] DEST PORT [TEXT] | udp recv PORT [-c N] [-W SEC]\n"
+    "\n"
+    "Global options:\n"
+    "  -C PATH   control socket (default: $NSTACK_CTL, else the only socket in /run/nstack)\n"
+    "  -j        JSON output (neigh, stats, sysctl, addr)\n"
+    "  -s        more detail (neigh show: ref/used/probes; neigh flush: a summary)\n"
+    "  -h, --help  this text; nstack COMMAND --help for a command\n";
+
+static const char usage_ping[] =
+    "Usage: nstack ping [-c N] [-i SEC] [-s SIZE] [-W SEC] [-q] DEST\n"
+    "  -c N      stop after N echo requests (default: until ^C)\n"
+    "  -i SEC    interval between requests (default 1, at least 0.001)\n"
+    "  -s SIZE   payload bytes (default 56, 0-65507)\n"
+    "  -W SEC    wait for replies after the last request (default 10)\n"
+    "  -q        only the first line and the statistics\n"
+    "Exit status: 0 if any reply came back, 1 if none, 2 on other errors.\n";
+
+static const char usage_neigh[] =
+    "Usage: nstack [-j] [-s] neigh [show] [dev DEV] [to ADDR[/LEN]] [nud STATE|all]...\n"
+    "       nstack neigh add|replace|change ADDR lladdr MAC [dev DEV]\n"
+    "                    [nud permanent|noarp|reachable|stale]      (default: permanent)\n"
+    "       nstack neigh del ADDR [dev DEV]\n"
+    "       nstack [-s] neigh flush [dev DEV] [to ADDR[/LEN]] [nud STATE]\n"
+    "Without nud, show hides NOARP and NONE entries and flush spares PERMANENT and NOARP\n"
+    "ones, as ip-neighbour(8). dev may be omitted when the stack has one interface.\n";
+
+static const char usage_stats[] = "Usage: nstack [-j] stats [GROUP...]\n"
+                                  "Counters of every layer (eth, arp, arp_cache, ip, icmp, udp),\n"
+                                  "of the device and of the daemon itself.\n";
+
+static const char usage_sysctl[] = "Usage: nstack [-j] sysctl [-n] KEY...\n"
+                                   "       nstack sysctl -w KEY=VALUE...\n"
+                                   "       nstack [-j] sysctl -a\n"
+                                   "Prints \"KEY = VALUE\" as sysctl(8); -n prints values only.\n";
+
+static const char usage_addr[] = "Usage: nstack [-j] addr [show] [dev DEV]\n"
+                                 "Interfaces with state, MAC, address and MTU, as ip-address(8).\n";
+
+static const char usage_udp[] =
+    "Usage: nstack udp send [-p SPORT] DEST PORT [TEXT...]\n"
+    "       nstack udp recv PORT [-c N] [-W SEC]\n"
+    "send: one datagram of TEXT (words joined by spaces), or of standard input\n"
+    "      (at most 65507 bytes) when TEXT is absent.\n"
+    "recv: prints \"from A.B.C.D:PORT len N: TEXT\" per datagram (non-printable bytes\n"
+    "      escaped); ends after N datagrams, after SEC seconds, or on ^C. Exit status\n"
+    "      0 if N datagrams (or, without -c, at least one) arrived, else 1.\n";
+
+static const struct {
+    const char *name;
+    const char *usage;
+} cmds[] = {
+    {"ping", usage_ping},     {"neigh", usage_neigh}, {"stats", usage_stats},
+    {"sysctl", usage_sysctl}, {"addr", usage_addr},   {"udp", usage_udp},
+};
+
+bool ns_cmd_known(const char *name)
+{
+    return ns_cmd_usage(name) != NULL;
+}
+
+const char *ns_cmd_usage(const char *name)
+{
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        if (strcmp(cmds[i].name, name) == 0)
+            return cmds[i].usage;
+    return NULL;
+}
+
+bool ns_cmd_wants_help(int argc, char *const *argv)
+{
+    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0))
+        return true;
+    /* udp send's TEXT is data: only "udp send --help" asks for help. */
+    bool send = argc > 1 && strcmp(argv[0], "udp") == 0 && strcmp(argv[1], "send") == 0;
+    for (int i = 1; i < argc; i++) {
+        if (send && i > 2)
+            break;
+        if (strcmp(argv[i], "--help") == 0)
+            return true;
+    }
+    return false;
+}
