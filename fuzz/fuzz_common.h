@@ -6,6 +6,7 @@
 #define NS_FUZZ_COMMON_H
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <string.h>
 
 #include "stack/stack.h"

@@ -72,8 +72,12 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 static void sim_run(struct simhost *h, struct ns_memlink *link, struct simrun *r, uint64_t *now)
 {
     for (int guard = 0; guard < 1000000 && !r->done; guard++) {
-        while (sim_step(&h[0], *now) | sim_step(&h[1], *now))
-            ;
+        /* Step both hosts every round: no short-circuit. */
+        for (bool moved = true; moved;) {
+            bool a = sim_step(&h[0], *now);
+            bool b = sim_step(&h[1], *now);
+            moved = a || b;
+        }
         if (r->done)
             break;
         uint64_t next = ns_memlink_next_deadline(link);
