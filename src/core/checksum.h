@@ -7,9 +7,8 @@
 
 struct ns_pkt;
 
-/* Add len bytes to a running 32-bit one's-complement sum. `odd` tracks
- * whether an odd number of bytes came before, so sums can be chained over
- * scattered pieces. */
+/* Add len bytes to a running 32-bit one's-complement sum. Chaining calls is
+ * only correct at even offsets; ns_csum_pkt handles pieces of odd length. */
 uint32_t ns_csum_add(uint32_t sum, const void *data, size_t len);
 uint16_t ns_csum_fold(uint32_t sum);
 /* Checksum of a contiguous block, ready to store (already complemented). */
