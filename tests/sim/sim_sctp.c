@@ -279,7 +279,7 @@ static void test_bulk_1pct(void **state)
 {
     (void)state;
     struct xfer_result r;
-    run_xfer(2, 20000, 10000, 5000, &r);
+    run_xfer(2, 100000, 10000, 5000, &r);
     assert_true(r.a.retransmissions > 0);
 }
 
@@ -287,7 +287,7 @@ static void test_bulk_5pct(void **state)
 {
     (void)state;
     struct xfer_result r;
-    run_xfer(3, 10000, 50000, 10000, &r);
+    run_xfer(3, 100000, 50000, 10000, &r);
     assert_true(r.a.retransmissions > 0);
     assert_true(r.a.fast_retransmits > 0);
 }
