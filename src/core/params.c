@@ -37,4 +37,5 @@ void ns_params_default(struct ns_params *p)
         .pmtu_expires_ms = 600000,
         .udp_rcvbuf_bytes = 212992,
     };
+    ns_sctp_params_default(&p->sctp);
 }

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "sctp/types.h"
+
 struct ns_neigh_params {
     uint32_t mcast_probes;              /* 3 */
     uint32_t ucast_probes;              /* 3 */
@@ -43,6 +45,9 @@ struct ns_ip_params {
 struct ns_params {
     struct ns_neigh_params neigh;
     struct ns_ip_params ip;
+    /* `sctp.*` keys; struct and defaults live with the engine (sctp/types.h,
+     * ns_sctp_params_default). */
+    struct ns_sctp_params sctp;
 };
 
 void ns_params_default(struct ns_params *p);

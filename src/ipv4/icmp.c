@@ -271,11 +271,16 @@ static void error_input(struct ns_stack *s, const struct ns_pkt *pkt, const uint
         st->in_errors++;
         return;
     }
+    uint32_t mtu = 0;
     if (type == NS_ICMP_DEST_UNREACH && code == NS_ICMP_FRAG_NEEDED) {
-        uint32_t mtu = ns_ip_rd16(hdr + 6);
+        mtu = ns_ip_rd16(hdr + 6);
         if (mtu == 0)
             mtu = plateau_below(ih.tot_len);
-        ns_pmtu_update(s, ih.dst, mtu, now);
+        /* SCTP checks the quoted verification tag first (RFC 9260
+         * Appendix C) and updates the cache itself, so a blind forger
+         * cannot shrink the path of an association. */
+        if (ih.proto != NS_IPPROTO_SCTP || (ih.frag & NS_IP_OFFMASK))
+            ns_pmtu_update(s, ih.dst, mtu, now);
     }
     if (ih.frag & NS_IP_OFFMASK)
         return; /* a later fragment: no transport header in the quote */
@@ -297,6 +302,8 @@ static void error_input(struct ns_stack *s, const struct ns_pkt *pkt, const uint
         }
     } else if (ih.proto == NS_IPPROTO_UDP) {
         ns_udp_icmp_error(s, ih.src, ih.dst, ns_ip_rd16(l4), ns_ip_rd16(l4 + 2), err);
+    } else if (ih.proto == NS_IPPROTO_SCTP) {
+        ns_stack_sctp_icmp_error(s, ih.src, ih.dst, l4, n - ih.ihl, type, code, mtu, now);
     }
 }
 

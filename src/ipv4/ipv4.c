@@ -197,8 +197,12 @@ void ns_ip_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, u
         ns_pkt_pull(pkt, h.ihl);
         ns_udp_input(s, ifc, pkt, h.src, h.dst, now);
         return;
+    case NS_IPPROTO_SCTP:
+        st->in_delivers++;
+        ns_pkt_pull(pkt, h.ihl);
+        ns_stack_sctp_input(s, pkt, h.src, h.dst, bcast, now);
+        return;
     default:
-        /* SCTP (132) lands here too until it has a handler. */
         st->in_unknown_protos++;
         if (!bcast)
             ns_icmp_send_error(s, pkt, NS_ICMP_DEST_UNREACH, NS_ICMP_PROT_UNREACH, 0, now);

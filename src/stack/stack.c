@@ -1,5 +1,6 @@
 /* Stack instance glue: interfaces, Ethernet input dispatch, link output and
- * the timer loop. Protocol logic lives in link/ and ipv4/. */
+ * the timer loop. Protocol logic lives in link/, ipv4/ and sctp/ (joined to
+ * IPv4 by stack/sctp_glue.c). */
 #include "stack/stack.h"
 
 #include <errno.h>
@@ -25,6 +26,13 @@ struct ns_stack *ns_stack_new(const struct ns_stack_config *cfg, uint64_t now)
         return NULL;
     }
     ns_reass_init(&s->reass, &s->params.ip, &s->timers, &s->ip_stats);
+    if (ns_stack_sctp_init(s, cfg && cfg->seed, now) < 0) {
+        ns_reass_free(&s->reass);
+        ns_neigh_table_free(&s->arp_tbl);
+        ns_timers_free(&s->timers);
+        free(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -32,6 +40,7 @@ void ns_stack_free(struct ns_stack *s)
 {
     if (!s)
         return;
+    ns_stack_sctp_free(s);
     ns_udp_table_free(s);
     ns_reass_free(&s->reass);
     ns_neigh_table_free(&s->arp_tbl);
@@ -232,6 +241,7 @@ void ns_eth_output(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt,
 uint64_t ns_stack_poll(struct ns_stack *s, uint64_t now)
 {
     ns_timers_run(&s->timers, now);
+    ns_stack_sctp_poll(s, now);
     return ns_timers_next(&s->timers);
 }
 
@@ -248,6 +258,7 @@ NS_CTR_NAMES(neigh_ctr_names, NS_NEIGH_COUNTERS);
 NS_CTR_NAMES(ip_ctr_names, NS_IP_COUNTERS);
 NS_CTR_NAMES(icmp_ctr_names, NS_ICMP_COUNTERS);
 NS_CTR_NAMES(udp_ctr_names, NS_UDP_COUNTERS);
+NS_CTR_NAMES(sctp_glue_ctr_names, NS_SCTP_GLUE_COUNTERS);
 
 size_t ns_stack_counters(struct ns_stack *s, struct ns_ctr_group *out, size_t max)
 {
@@ -263,5 +274,8 @@ size_t ns_stack_counters(struct ns_stack *s, struct ns_ctr_group *out, size_t ma
     if (n > max)
         n = max;
     memcpy(out, all, n * sizeof(all[0]));
+    n += ns_sctp_counters(&s->sctp, out + n, max - n);
+    if (n < max)
+        out[n++] = NS_CTR_GROUP_NAMED("sctp_glue", sctp_glue_ctr_names, &s->sctp_glue_stats);
     return n;
 }

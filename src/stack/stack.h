@@ -27,6 +27,7 @@
 #include "link/arp.h"
 #include "link/eth.h"
 #include "link/neigh.h"
+#include "sctp/sctp.h"
 
 #define NS_MAX_IFACES 8
 #define NS_IFNAMSIZ   16
@@ -48,7 +49,33 @@ struct ns_stack_hooks {
     void (*icmp_event)(void *ctx, const struct ns_icmp_event *ev, uint64_t now);
     /* Something was queued on an interface's txq (wake the device writer). */
     void (*tx_ready)(void *ctx, struct ns_iface *ifc);
+    /* SCTP association events (sctp/sctp.h), delivered after the stack's
+     * own handling (PMTU of new paths). Called with sctp_ctx, or with ctx
+     * when sctp_ctx is NULL. Same rules as ns_sctp_ops.event: it may call
+     * any ns_sctp_* function. */
+    void (*sctp_event)(void *ctx, const struct ns_sctp_event *ev, uint64_t now);
     void *ctx;
+    void *sctp_ctx;
+};
+
+/* The transport glue between the SCTP engine and IPv4 (stack/sctp_glue.c).
+ * sctp_glue counters in `nstack stats`. */
+#define NS_SCTP_GLUE_COUNTERS(X)                                                                   \
+    X(rx_packets)               /* protocol-132 packets handed to the engine */                    \
+    X(rx_drop_bcast)            /* dropped: sent to a broadcast address */                         \
+    X(tx_packets)               /* engine packets handed to IPv4 */                                \
+    X(tx_errors)                /* ns_ip_output refused (no route, no memory) */                   \
+    X(tx_frag_fallback)         /* packets above the route MTU sent without DF */                  \
+    X(icmp_frag_needed)         /* frag-needed quoting one of our associations */                  \
+    X(icmp_pmtu_lowered)        /* ... that lowered a path MTU */                                  \
+    X(icmp_no_assoc)            /* ICMP errors quoting no known association */                     \
+    X(icmp_prot_unreach_aborts) /* protocol unreachable ending an association */                   \
+    X(icmp_other)               /* other ICMP errors about SCTP packets (ignored) */               \
+    X(path_confirms)            /* neighbour confirmations from SACKs */                           \
+    X(pmtu_syncs)               /* path MTUs set from the route's MTU */
+
+struct ns_sctp_glue_stats {
+    NS_SCTP_GLUE_COUNTERS(NS_CTR_FIELD)
 };
 
 struct ns_stack {
@@ -67,6 +94,11 @@ struct ns_stack {
     struct ns_icmp_rl icmp_rl;
     struct ns_udp_table udp;
     uint16_t ip_id;
+
+    /* SCTP over IPv4 protocol 132 (stack/sctp_glue.c). */
+    struct ns_sctp sctp;
+    struct ns_sctp_glue_stats sctp_glue_stats;
+    bool sctp_pmtu_dirty; /* a packet outgrew its route: resync path MTUs */
 
     struct ns_eth_stats eth_stats;
     struct ns_arp_stats arp_stats;
@@ -117,6 +149,43 @@ void ns_eth_output(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt,
 /* Counters, in the order `nstack stats` prints them. */
 size_t ns_stack_counters(struct ns_stack *s, struct ns_ctr_group *out, size_t max);
 
+/* ---- SCTP over IPv4 (stack/sctp_glue.c) ----------------------------
+ * s->sctp is the engine instance: use the ns_sctp_* API on it (endpoints,
+ * connect, send, receive...). IPv4 carries its packets as protocol 132
+ * with DF set; path MTUs come from the route MTU minus the IPv4 header and
+ * from ICMP fragmentation-needed. Events reach s->hooks.sctp_event. */
+
+/* Engine lifetime, called by ns_stack_new / ns_stack_free. replayable:
+ * the cookie secret comes from the stack's rng (ns_stack_new passes true
+ * for a seeded stack so simulations replay byte for byte; such a secret is
+ * predictable, so production stacks are not seeded). */
+int ns_stack_sctp_init(struct ns_stack *s, bool replayable, uint64_t now);
+void ns_stack_sctp_free(struct ns_stack *s);
+/* ns_sctp_connect to one IPv4 peer, with the path MTU set from the route
+ * before the first packet. NULL with *err as ns_sctp_connect. */
+struct ns_sctp_assoc *ns_stack_sctp_connect(struct ns_stack *s, struct ns_sctp_ep *ep,
+                                            uint32_t peer, uint16_t peer_port, uint64_t now,
+                                            int *err);
+/* After timers ran (ns_stack_poll): apply path-MTU changes the output
+ * path had to defer (it may not call into the engine). */
+void ns_stack_sctp_poll(struct ns_stack *s, uint64_t now);
+/* IPv4 input of protocol 132: data at the SCTP common header. Takes pkt. */
+void ns_stack_sctp_input(struct ns_stack *s, struct ns_pkt *pkt, uint32_t src, uint32_t dst,
+                         bool bcast, uint64_t now);
+/* An ICMP error quoting an SCTP packet we sent from src to dst; l4 holds
+ * the first l4_len (>= 8) quoted bytes of it from the common header on
+ * (ports and verification tag; an INIT's initiate tag needs 20). mtu: the
+ * next-hop MTU of a fragmentation-needed (0 for other errors).
+ * Fragmentation-needed lowers the path MTU, protocol unreachable ends the
+ * association like a peer ABORT, the rest is ignored (RFC 9260 App. C). */
+void ns_stack_sctp_icmp_error(struct ns_stack *s, uint32_t src, uint32_t dst, const uint8_t *l4,
+                              uint32_t l4_len, uint8_t type, uint8_t code, uint32_t mtu,
+                              uint64_t now);
+/* The association with these ports and peer whose peer verification tag
+ * (the tag in the packets we send) is vtag; NULL if none. */
+struct ns_sctp_assoc *ns_stack_sctp_find(struct ns_stack *s, uint16_t local_port, uint32_t peer,
+                                         uint16_t peer_port, uint32_t vtag);
+
 /* Tunables by `nstack sysctl` key. */
 struct ns_sysctl_info {
     const char *key;
@@ -124,7 +193,8 @@ struct ns_sysctl_info {
     const char *help;
 };
 int ns_sysctl_get(struct ns_stack *s, const char *key, uint32_t *val);
-/* -ENOENT unknown key, -ERANGE outside [min, max]. */
+/* -ENOENT unknown key, -ERANGE outside [min, max], -EINVAL in range but
+ * in conflict with another key (sctp.rto_min_ms > sctp.rto_max_ms). */
 int ns_sysctl_set(struct ns_stack *s, const char *key, uint32_t val, uint64_t now);
 /* The i-th tunable, NULL past the end. */
 const struct ns_sysctl_info *ns_sysctl_at(size_t i);

@@ -1,4 +1,5 @@
-/* `nstack sysctl` keys. Neighbour keys mirror Linux's
+/* `nstack sysctl` keys. sctp.* keys are the fields of struct
+ * ns_sctp_params (RFC 9260 section 16 names). Neighbour keys mirror Linux's
  * /proc/sys/net/ipv4/neigh/default names with the unit appended; knobs Linux
  * lacks (immediate_probe, retrans_floor_ms, tick_ms) sit directly under
  * neigh. */
@@ -20,6 +21,11 @@ struct sysctl_def {
 #define IP(key, field, lo, hi, help)                                                               \
     {                                                                                              \
         {key, lo, hi, help}, offsetof(struct ns_params, ip.field)                                  \
+    }
+
+#define SCTP(key, field, lo, hi, help)                                                             \
+    {                                                                                              \
+        {"sctp." key, lo, hi, help}, offsetof(struct ns_params, sctp.field)                        \
     }
 
 static const struct sysctl_def defs[] = {
@@ -64,6 +70,35 @@ static const struct sysctl_def defs[] = {
     IP("ipv4.icmp_echo_ignore_all", icmp_echo_ignore_all, 0, 1, "do not answer echo requests"),
     IP("ipv4.pmtu_expires_ms", pmtu_expires_ms, 1000, 86400000, "path MTU cache lifetime"),
     IP("ipv4.udp_rmem_bytes", udp_rcvbuf_bytes, 1024, 1u << 30, "UDP receive buffer"),
+    /* SCTP keys apply to associations created after the change: each
+     * association copies the parameters when it is set up (RFC 9260 keeps
+     * RTO and retransmission limits per association). cookie_secret_life_ms
+     * takes effect at the next secret rotation check. */
+    SCTP("rto_initial_ms", rto_initial_ms, 1, 3600000, "RTO before any RTT measurement"),
+    SCTP("rto_min_ms", rto_min_ms, 1, 3600000, "lower bound of the RTO"),
+    SCTP("rto_max_ms", rto_max_ms, 1, 3600000, "upper bound of the RTO"),
+    SCTP("max_burst", max_burst, 1, 1000, "packets sent at once per trigger"),
+    SCTP("valid_cookie_life_ms", valid_cookie_life_ms, 1000, 3600000, "lifetime of a State Cookie"),
+    SCTP("association_max_retrans", association_max_retrans, 1, 1000,
+         "consecutive errors before the association is lost"),
+    SCTP("path_max_retrans", path_max_retrans, 0, 1000,
+         "consecutive errors before a path goes inactive"),
+    SCTP("max_init_retransmits", max_init_retransmits, 1, 1000,
+         "INIT / COOKIE ECHO retransmissions before giving up"),
+    SCTP("hb_interval_ms", hb_interval_ms, 1, 86400000, "heartbeat interval of an idle path"),
+    SCTP("sack_timeout_ms", sack_timeout_ms, 1, 500, "delayed SACK timeout (at most 500 ms)"),
+    SCTP("sack_freq", sack_freq, 1, 64, "packets received per SACK"),
+    SCTP("rcvbuf_bytes", rcvbuf_bytes, 4096, 1u << 30, "receive window of an association"),
+    SCTP("sndbuf_bytes", sndbuf_bytes, 4096, 1u << 30, "send buffer of an association"),
+    SCTP("max_message_bytes", max_message_bytes, 1, 1u << 30, "largest message sent"),
+    SCTP("reasm_max_bytes", reasm_max_bytes, 4096, 1u << 30, "reassembly memory of an association"),
+    SCTP("out_streams", out_streams, 1, 65535, "outbound streams requested"),
+    SCTP("max_in_streams", max_in_streams, 1, 65535, "inbound streams accepted"),
+    SCTP("cookie_secret_life_ms", cookie_secret_life_ms, 1000, 86400000,
+         "cookie secret rotation period"),
+    SCTP("nodelay", nodelay, 0, 1, "1: send at once, no bundling delay"),
+    SCTP("pd_point_bytes", pd_point_bytes, 0, 1u << 30,
+         "partial delivery point; 0 = rcvbuf_bytes / 2"),
 };
 
 static const struct sysctl_def *find(const char *key)
@@ -90,6 +125,21 @@ int ns_sysctl_set(struct ns_stack *s, const char *key, uint32_t val, uint64_t no
         return -ENOENT;
     if (val < d->info.min || val > d->info.max)
         return -ERANGE;
+    if (d->off >= offsetof(struct ns_params, sctp) &&
+        d->off < offsetof(struct ns_params, sctp) + sizeof(struct ns_sctp_params)) {
+        /* rto_min <= rto_max, as Linux's net.sctp sysctls insist. */
+        struct ns_sctp_params p = s->params.sctp;
+        memcpy((char *)&p + (d->off - offsetof(struct ns_params, sctp)), &val, sizeof(val));
+        if (p.rto_min_ms > p.rto_max_ms)
+            return -EINVAL;
+        s->params.sctp = p;
+        /* The engine keeps its own copy, from which new associations take
+         * theirs. */
+        s->sctp.p = p;
+        s->sctp.cookie.life_us = (uint64_t)p.cookie_secret_life_ms * 1000;
+        (void)now;
+        return 0;
+    }
     memcpy((char *)&s->params + d->off, &val, sizeof(val));
     (void)now;
     return 0;

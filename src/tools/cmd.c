@@ -353,6 +353,12 @@ static int sysctl_assign(struct ns_stack *s, const char *kv, uint64_t now, char 
                  key, v, in->min, in->max);
         return r;
     }
+    if (r == -EINVAL && strncmp(key, "sctp.rto_m", 10) == 0) {
+        snprintf(err, len,
+                 "sysctl: %s: value %" PRIu32 " conflicts with sctp.rto_min_ms <= sctp.rto_max_ms",
+                 key, v);
+        return r;
+    }
     if (r < 0) {
         snprintf(err, len, "sysctl: %s: %s", key, strerror(-r));
         return r;
@@ -583,6 +589,8 @@ struct ns_cmd_sess *ns_cmd_start(struct ns_cmd_env *env, uint8_t flags, int argc
         cmd_sysctl(sess, argc, argv, now);
     else if (strcmp(name, "addr") == 0)
         cmd_addr(sess, argc, argv);
+    else if (strcmp(name, "sctp") == 0)
+        ns_cmd_sctp(sess, argc, argv, now);
     else
         ns_cmd_udp(sess, argc, argv, now);
     return sess;

@@ -16,10 +16,11 @@ const char ns_cmd_usage_main[] =
     "  sysctl KEY... | -w KEY=VALUE... | -a                  tunables\n"
     "  addr                                                  interfaces, ip-addr format\n"
     "  udp send [-p SPORT] DEST PORT [TEXT] | udp recv PORT [-c N] [-W SEC]\n"
+    "  sctp [show [ID]]                                      SCTP associations\n"
     "\n"
     "Global options:\n"
     "  -C PATH   control socket (default: $NSTACK_CTL, else the only socket in /run/nstack)\n"
-    "  -j        JSON output (neigh, stats, sysctl, addr)\n"
+    "  -j        JSON output (neigh, stats, sysctl, addr, sctp)\n"
     "  -s        more detail (neigh show: ref/used/probes; neigh flush: a summary)\n"
     "  -h, --help  this text; nstack COMMAND --help for a command\n";
 
@@ -62,12 +63,17 @@ static const char usage_udp[] =
     "      escaped); ends after N datagrams, after SEC seconds, or on ^C. Exit status\n"
     "      0 if N datagrams (or, without -c, at least one) arrived, else 1.\n";
 
+static const char usage_sctp[] =
+    "Usage: nstack [-j] sctp [show [ID]]\n"
+    "The SCTP associations (or association ID): state, addresses and ports, streams,\n"
+    "congestion and receive windows, RTT/RTO, TSNs, one line per path, and counters.\n";
+
 static const struct {
     const char *name;
     const char *usage;
 } cmds[] = {
-    {"ping", usage_ping},     {"neigh", usage_neigh}, {"stats", usage_stats},
-    {"sysctl", usage_sysctl}, {"addr", usage_addr},   {"udp", usage_udp},
+    {"ping", usage_ping}, {"neigh", usage_neigh}, {"stats", usage_stats}, {"sysctl", usage_sysctl},
+    {"addr", usage_addr}, {"udp", usage_udp},     {"sctp", usage_sctp},
 };
 
 bool ns_cmd_known(const char *name)

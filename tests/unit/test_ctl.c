@@ -29,6 +29,7 @@
 #include "../../src/tools/neighcmd.c"
 #include "../../src/tools/ping.c"
 #include "../../src/tools/pingstat.c"
+#include "../../src/tools/sctpcmd.c"
 #include "../../src/tools/text.c"
 #include "../../src/tools/udpcmd.c"
 #include "../../src/tools/usage.c"
@@ -1192,7 +1193,7 @@ static void test_stats_and_addr(void **st)
     assert_int_equal(run(&w, 0, 0, "stats nope", &c), 2);
     assert_string_equal(ns_sbuf_str(&c.err),
                         "nstack: stats: unknown group 'nope' (groups: eth, arp, arp_cache, ip, "
-                        "icmp, udp, cmd)\n");
+                        "icmp, udp, sctp, sctp_glue, cmd)\n");
     cap_free(&c);
 
     CHECK(&w, 0, 0, "addr", 0,

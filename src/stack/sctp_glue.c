@@ -1,0 +1,315 @@
+/* SCTP over nstack's IPv4: the transport under the sans-I/O engine.
+ *
+ * RFC 9260 section 3 (SCTP directly over IP, protocol 132), section 8.4
+ * item 1 (packets to non-unicast addresses are discarded), section 7.3 and
+ * RFC 8899/4821 context for path MTU (SCTP sizes its own packets, so IPv4
+ * must not fragment them), Appendix C (ICMP handling: the quoted
+ * verification tag must match before an ICMP error changes association
+ * state; protocol unreachable ends the association as an ABORT would),
+ * RFC 1191 (fragmentation-needed carries the next-hop MTU).
+ *
+ * DF choice: every SCTP packet is sent with DF set. The engine fragments
+ * user messages into chunks that fit its path MTU, and a router dropping
+ * an oversized DF packet tells us the real MTU via ICMP; IPv4 fragments
+ * would instead lose the whole packet on any fragment loss. The one
+ * exception: a packet built before the path MTU was lowered (or below
+ * NS_SCTP_MIN_PMTU on a tiny-MTU path) is sent without DF and fragmented
+ * by IPv4 rather than dropped (a DF drop would cost a T3 timeout and the
+ * chunk would not shrink on retransmission); the engine's path MTU is
+ * resynced at the next input or poll.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sctp/crc32c.h"
+#include "stack/stack.h"
+
+static struct ns_sctp_addr v4(uint32_t addr)
+{
+    return (struct ns_sctp_addr){.family = NS_SCTP_AF_INET4, .port = 0, .addr = addr};
+}
+
+/* The SCTP bytes one IPv4 packet to dst carries without fragmentation
+ * (0: no route). */
+static uint32_t route_pmtu(struct ns_stack *s, uint32_t dst, uint64_t now)
+{
+    struct ns_route rt;
+    if (!ns_route_lookup(s, dst, now, &rt) || rt.mtu <= NS_IP_HLEN)
+        return 0;
+    uint32_t m = rt.mtu - NS_IP_HLEN;
+    if (m < NS_SCTP_MIN_PMTU)
+        m = NS_SCTP_MIN_PMTU;
+    if (m > 65535)
+        m = 65535;
+    return m;
+}
+
+/* Set every path's MTU of a from its route (the route MTU already
+ * includes what ICMP taught the IPv4 PMTU cache, and raises it again when
+ * that entry expires). */
+static void sync_assoc_pmtu(struct ns_stack *s, struct ns_sctp_assoc *a, uint64_t now)
+{
+    struct ns_sctp_assoc_info info;
+    if (ns_sctp_assoc_info(a, &info) < 0 || info.state == NS_SCTP_CLOSED)
+        return;
+    for (unsigned i = 0; i < info.n_paths && i < NS_SCTP_MAX_PATHS; i++) {
+        const struct ns_sctp_path_info *pi = &info.paths[i];
+        if (pi->addr.family != NS_SCTP_AF_INET4 || pi->addr.port != 0)
+            continue;
+        uint32_t m = route_pmtu(s, pi->addr.addr, now) & ~3u;
+        if (m && m != pi->pmtu && ns_sctp_set_pmtu(a, &pi->addr, m) == 0)
+            s->sctp_glue_stats.pmtu_syncs++;
+    }
+}
+
+static void sync_dirty(struct ns_stack *s, uint64_t now)
+{
+    if (!s->sctp_pmtu_dirty)
+        return;
+    s->sctp_pmtu_dirty = false;
+    for (struct ns_sctp_assoc *a = ns_sctp_assoc_next(&s->sctp, NULL); a;
+         a = ns_sctp_assoc_next(&s->sctp, a))
+        sync_assoc_pmtu(s, a, now);
+}
+
+void ns_stack_sctp_poll(struct ns_stack *s, uint64_t now)
+{
+    sync_dirty(s, now);
+}
+
+static void glue_output(void *ctx, struct ns_pkt *p, const struct ns_sctp_addr *src,
+                        const struct ns_sctp_addr *dst, uint64_t now)
+{
+    struct ns_stack *s = ctx;
+    struct ns_sctp_glue_stats *st = &s->sctp_glue_stats;
+    if (dst->family != NS_SCTP_AF_INET4 || dst->port != 0) {
+        st->tx_errors++;
+        ns_pkt_free(p);
+        return;
+    }
+    struct ns_ip_out o = {
+        .src = src && src->family == NS_SCTP_AF_INET4 ? src->addr : 0,
+        .dst = dst->addr,
+        .proto = NS_IPPROTO_SCTP,
+        .df = true,
+    };
+    struct ns_route rt;
+    if (ns_route_lookup(s, dst->addr, now, &rt) && ns_pkt_len(p) + NS_IP_HLEN > rt.mtu) {
+        /* Built for a larger path MTU than the route now has: fragment
+         * this one rather than lose it, and shrink the path (we may not
+         * call into the engine from here). */
+        o.df = false;
+        st->tx_frag_fallback++;
+        s->sctp_pmtu_dirty = true;
+    }
+    /* Our own source address only: a path's last-seen local address can
+     * be one we no longer hold. */
+    if (o.src && !ns_stack_iface_by_addr(s, o.src))
+        o.src = 0;
+    p->ts = now;
+    if (ns_ip_output(s, p, &o, now) == 0)
+        st->tx_packets++;
+    else
+        st->tx_errors++;
+}
+
+static void glue_path_confirm(void *ctx, const struct ns_sctp_addr *dst, uint64_t now)
+{
+    struct ns_stack *s = ctx;
+    struct ns_route rt;
+    if (dst->family != NS_SCTP_AF_INET4 || !ns_route_lookup(s, dst->addr, now, &rt))
+        return;
+    /* The neighbour that forwarded our data is the next hop, which is the
+     * gateway for off-link peers. */
+    uint8_t key[4];
+    ns_ip_wr32(key, rt.nexthop);
+    ns_neigh_confirm(&s->arp_tbl, rt.ifc->index, key, now);
+    s->sctp_glue_stats.path_confirms++;
+}
+
+static void glue_event(void *ctx, const struct ns_sctp_event *ev, uint64_t now)
+{
+    struct ns_stack *s = ctx;
+    /* A passive association's paths were created with the engine-wide
+     * default MTU; size them for their route before data flows. */
+    if (ev->assoc &&
+        (ev->type == NS_SCTP_EV_COMM_UP || ev->type == NS_SCTP_EV_RESTART ||
+         (ev->type == NS_SCTP_EV_PEER_ADDR_CHANGE && ev->addr_state == NS_SCTP_ADDR_AVAILABLE)))
+        sync_assoc_pmtu(s, ev->assoc, now);
+    if (s->hooks.sctp_event)
+        s->hooks.sctp_event(s->hooks.sctp_ctx ? s->hooks.sctp_ctx : s->hooks.ctx, ev, now);
+}
+
+int ns_stack_sctp_init(struct ns_stack *s, bool replayable, uint64_t now)
+{
+    struct ns_sctp_config cfg = {
+        .params = &s->params.sctp,
+        .timers = &s->timers,
+        .rng = &s->rng,
+        /* Paths start at 1500 - 20; routes refine it per path. */
+        .default_pmtu = 1500 - NS_IP_HLEN,
+        /* A seeded stack replays byte for byte, cookies included. */
+        .cookie_secret_from_rng = replayable,
+        .ops =
+            {
+                .output = glue_output,
+                .event = glue_event,
+                .path_confirm = glue_path_confirm,
+                .ctx = s,
+            },
+    };
+    return ns_sctp_init(&s->sctp, &cfg, now);
+}
+
+void ns_stack_sctp_free(struct ns_stack *s)
+{
+    ns_sctp_free(&s->sctp);
+}
+
+struct ns_sctp_assoc *ns_stack_sctp_connect(struct ns_stack *s, struct ns_sctp_ep *ep,
+                                            uint32_t peer, uint16_t peer_port, uint64_t now,
+                                            int *err)
+{
+    struct ns_sctp_addr pa = v4(peer);
+    struct ns_sctp_assoc *a = ns_sctp_connect(ep, &pa, 1, peer_port, now, err);
+    if (a)
+        sync_assoc_pmtu(s, a, now);
+    return a;
+}
+
+void ns_stack_sctp_input(struct ns_stack *s, struct ns_pkt *pkt, uint32_t src, uint32_t dst,
+                         bool bcast, uint64_t now)
+{
+    struct ns_sctp_glue_stats *st = &s->sctp_glue_stats;
+    /* RFC 9260 8.4 (1): nothing is answered to a non-unicast address. */
+    if (bcast || ns_ip_is_mcast(dst)) {
+        st->rx_drop_bcast++;
+        ns_pkt_free(pkt);
+        return;
+    }
+    st->rx_packets++;
+    struct ns_sctp_addr sa = v4(src), da = v4(dst);
+    ns_sctp_input(&s->sctp, pkt, &sa, &da, now);
+    sync_dirty(s, now);
+}
+
+struct ns_sctp_assoc *ns_stack_sctp_find(struct ns_stack *s, uint16_t local_port, uint32_t peer,
+                                         uint16_t peer_port, uint32_t vtag)
+{
+    struct ns_sctp_addr pa = v4(peer);
+    struct ns_sctp_assoc_info info;
+    for (struct ns_sctp_assoc *a = ns_sctp_assoc_next(&s->sctp, NULL); a;
+         a = ns_sctp_assoc_next(&s->sctp, a)) {
+        if (ns_sctp_assoc_info(a, &info) < 0 || info.state == NS_SCTP_CLOSED ||
+            info.local_port != local_port || info.peer_port != peer_port || info.peer_vtag != vtag)
+            continue;
+        for (unsigned i = 0; i < info.n_paths && i < NS_SCTP_MAX_PATHS; i++)
+            if (ns_sctp_addr_eq(&info.paths[i].addr, &pa))
+                return a;
+    }
+    return NULL;
+}
+
+/* The COOKIE-WAIT association whose INIT carried initiate tag itag
+ * (RFC 9260 Appendix C, ICMP6 for a quoted INIT: its vtag is 0). */
+static struct ns_sctp_assoc *find_init(struct ns_stack *s, uint16_t local_port, uint32_t peer,
+                                       uint16_t peer_port, uint32_t itag)
+{
+    struct ns_sctp_addr pa = v4(peer);
+    struct ns_sctp_assoc_info info;
+    for (struct ns_sctp_assoc *a = ns_sctp_assoc_next(&s->sctp, NULL); a;
+         a = ns_sctp_assoc_next(&s->sctp, a)) {
+        if (ns_sctp_assoc_info(a, &info) < 0 || info.state != NS_SCTP_COOKIE_WAIT ||
+            info.local_port != local_port || info.peer_port != peer_port || info.local_vtag != itag)
+            continue;
+        for (unsigned i = 0; i < info.n_paths && i < NS_SCTP_MAX_PATHS; i++)
+            if (ns_sctp_addr_eq(&info.paths[i].addr, &pa))
+                return a;
+    }
+    return NULL;
+}
+
+/* ICMP8: the peer host has no SCTP. Treat it as the peer's ABORT by
+ * handing the engine one (T bit clear, our own tag), so the association
+ * ends through the engine's own ABORT rules and events (COMM_LOST or
+ * CANT_STR_ASSOC with NS_SCTP_R_PEER_ABORT) instead of retransmitting
+ * into the void until Max.Init.Retransmits / Association.Max.Retrans. */
+static bool abort_from_icmp(struct ns_stack *s, struct ns_sctp_assoc *a, uint32_t ours,
+                            uint32_t peer, uint64_t now)
+{
+    struct ns_sctp_assoc_info info;
+    if (ns_sctp_assoc_info(a, &info) < 0)
+        return false;
+    struct ns_pkt *p = ns_pkt_alloc(NS_PKT_HEADROOM, 16);
+    if (!p)
+        return false;
+    uint8_t *b = ns_pkt_put(p, 16);
+    ns_ip_wr16(b, info.peer_port);
+    ns_ip_wr16(b + 2, info.local_port);
+    ns_ip_wr32(b + 4, info.local_vtag);
+    ns_ip_wr32(b + 8, 0);
+    b[12] = 6; /* ABORT (RFC 9260 3.3.7) */
+    b[13] = 0; /* T bit clear: the tag above is ours */
+    ns_ip_wr16(b + 14, 4);
+    if (!ns_sctp_checksum_fill(p)) {
+        ns_pkt_free(p);
+        return false;
+    }
+    struct ns_sctp_addr sa = v4(peer), da = v4(ours);
+    ns_sctp_input(&s->sctp, p, &sa, &da, now);
+    return true;
+}
+
+void ns_stack_sctp_icmp_error(struct ns_stack *s, uint32_t src, uint32_t dst, const uint8_t *l4,
+                              uint32_t l4_len, uint8_t type, uint8_t code, uint32_t mtu,
+                              uint64_t now)
+{
+    struct ns_sctp_glue_stats *st = &s->sctp_glue_stats;
+    /* Appendix C: ICMP1 (only destination unreachable matters for IPv4)
+     * and ICMP3 (port unreachable is ignored); the engine's timers judge
+     * reachability otherwise. */
+    if (l4_len < 8 || type != NS_ICMP_DEST_UNREACH ||
+        (code != NS_ICMP_FRAG_NEEDED && code != NS_ICMP_PROT_UNREACH)) {
+        st->icmp_other++;
+        return;
+    }
+    uint16_t sport = ns_ip_rd16(l4), dport = ns_ip_rd16(l4 + 2);
+    uint32_t vtag = ns_ip_rd32(l4 + 4);
+    /* ICMP5/ICMP6: find the association, and the tag must be the one we put
+     * in packets to that peer; a zero tag must quote our INIT (chunk type
+     * 1 at offset 12) with its initiate tag, which needs 20 bytes. */
+    struct ns_sctp_assoc *a = NULL;
+    if (vtag)
+        a = ns_stack_sctp_find(s, sport, dst, dport, vtag);
+    else if (l4_len >= 20 && l4[12] == 1)
+        a = find_init(s, sport, dst, dport, ns_ip_rd32(l4 + 16));
+    if (!a) {
+        st->icmp_no_assoc++;
+        return;
+    }
+    if (code == NS_ICMP_PROT_UNREACH) {
+        if (abort_from_icmp(s, a, src, dst, now))
+            st->icmp_prot_unreach_aborts++;
+        return;
+    }
+    st->icmp_frag_needed++;
+    if (mtu <= NS_IP_HLEN)
+        return;
+    /* Verified: now IPv4's path-MTU cache may learn it too (icmp.c left
+     * it alone for SCTP), so the route MTU agrees with the path. */
+    ns_pmtu_update(s, dst, mtu, now);
+    uint32_t m = mtu - NS_IP_HLEN;
+    if (m < NS_SCTP_MIN_PMTU)
+        m = NS_SCTP_MIN_PMTU; /* packets above the route MTU then go without DF */
+    m &= ~3u;
+    struct ns_sctp_addr pa = v4(dst);
+    struct ns_sctp_assoc_info info;
+    if (ns_sctp_assoc_info(a, &info) < 0)
+        return;
+    for (unsigned i = 0; i < info.n_paths && i < NS_SCTP_MAX_PATHS; i++) {
+        /* ICMP only ever lowers a path MTU (RFC 1191 section 6). */
+        if (ns_sctp_addr_eq(&info.paths[i].addr, &pa) && m < info.paths[i].pmtu &&
+            ns_sctp_set_pmtu(a, &pa, m) == 0)
+            st->icmp_pmtu_lowered++;
+    }
+}
