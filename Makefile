@@ -7,8 +7,10 @@ TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 60
+# The threaded tests, run again under ThreadSanitizer by `make check`.
+TSAN_TESTS ?= test_socket test_socket_flood
 
-.PHONY: all build demo check deps asan tsan fuzz-build fuzz bench install format format-check clean
+.PHONY: all build demo check deps asan tsan tsan-tests fuzz-build fuzz bench install format format-check clean
 
 all: build
 
@@ -27,14 +29,18 @@ tsan: deps
 	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_SANITIZE=thread >/dev/null
 	$(CMAKE) --build $(TSAN_BUILD) -j $(JOBS)
 
+tsan-tests: deps
+	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_SANITIZE=thread >/dev/null
+	$(CMAKE) --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
+
 fuzz-build: deps
 	CC=clang $(CMAKE) -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_FUZZ=ON -DNS_TESTS=OFF \
 		-DNS_SANITIZE=address,undefined >/dev/null
 	$(CMAKE) --build $(FUZZ_BUILD) -j $(JOBS)
 
 # Every test, under ASan+UBSan, ending with "N passed, N failed".
-check: asan fuzz-build
-	@scripts/check.sh $(ASAN_BUILD) $(FUZZ_BUILD)
+check: asan tsan-tests fuzz-build
+	@TSAN_TESTS="$(TSAN_TESTS)" scripts/check.sh $(ASAN_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
 
 demo: build
 	@scripts/demo.sh $(BUILD)

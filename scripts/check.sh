@@ -6,6 +6,7 @@
 set -uo pipefail
 asan=${1:-build-asan}
 fuzz=${2:-build-fuzz}
+tsan=${3:-build-tsan}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -38,6 +39,17 @@ done < <(sed -n 's/^ *[0-9]*\/[0-9]* *Test *#[0-9]*: \([^ ]*\) [.*]*\** *\([A-Za
 [ $ran -eq 1 ] || record "ctest" 1
 grep -q "tests failed" "$ctest_log" && ! grep -q " 0 tests failed" "$ctest_log" && \
     sed -n '/The following tests FAILED/,$p' "$ctest_log"
+
+echo "== threaded tests under ThreadSanitizer ($tsan)"
+for t in ${TSAN_TESTS:-}; do
+    log="$logdir/tsan_$t.log"
+    if [ -x "$tsan/$t" ]; then
+        TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" timeout 600 "$tsan/$t" >"$log" 2>&1
+        record "tsan/$t" $?
+    else
+        record "tsan/$t" 1
+    fi
+done
 
 echo "== integration tests"
 export NSTACK="$top/$asan/nstack"
