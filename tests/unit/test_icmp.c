@@ -15,9 +15,8 @@
 
 #include "core/checksum.h"
 #include "stack/stack.h"
+#include "wire.h"
 
-#define IP4(a, b, c, d)                                                                            \
-    (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
 #define US    IP4(198, 18, 0, 1)
 #define PEER  IP4(198, 18, 0, 2)
 #define PEER2 IP4(198, 18, 0, 3)
@@ -39,21 +38,6 @@ static void on_icmp(void *ctx, const struct ns_icmp_event *ev, uint64_t now)
     if (e->nev < 8)
         e->ev[e->nev] = *ev;
     e->nev++;
-}
-
-static void wr16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static void wr32(uint8_t *p, uint32_t v)
-{
-    wr16(p, (uint16_t)(v >> 16));
-    wr16(p + 2, (uint16_t)v);
-}
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
 }
 
 static void add_neigh(struct env *e, uint32_t a, const struct ns_mac *m)
@@ -90,28 +74,12 @@ static int teardown(void **state)
     return 0;
 }
 
-static void iphdr(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t proto, uint16_t id,
-                  uint16_t frag, uint16_t tot_len, uint8_t ttl)
-{
-    ip[0] = 0x45;
-    ip[1] = 0;
-    wr16(ip + 2, tot_len);
-    wr16(ip + 4, id);
-    wr16(ip + 6, frag);
-    ip[8] = ttl;
-    ip[9] = proto;
-    ip[10] = ip[11] = 0;
-    wr32(ip + 12, src);
-    wr32(ip + 16, dst);
-    wr16(ip + 10, ns_csum(ip, 20));
-}
-
 static void input(struct env *e, const struct ns_mac *from, uint32_t src, uint32_t dst,
                   uint8_t proto, const void *l4, uint32_t len, uint8_t ttl, uint64_t now)
 {
     uint8_t f[14 + 20 + 1500];
     ns_eth_write(f, &mac_us, from, NS_ETHERTYPE_IPV4);
-    iphdr(f + 14, src, dst, proto, 0x1000, 0, (uint16_t)(20 + len), ttl);
+    wire_iphdr(f + 14, src, dst, proto, 0x1000, 0, (uint16_t)(20 + len), ttl);
     memcpy(f + 34, l4, len);
     ns_stack_input(e->s, e->ifi, f, 34 + len, now);
 }
@@ -158,7 +126,7 @@ static void test_echo_reply_exact(void **state)
 
     uint8_t want[98];
     ns_eth_write(want, &mac_peer, &mac_us, NS_ETHERTYPE_IPV4);
-    iphdr(want + 14, US, PEER, 1, id, 0, 84, 64);
+    wire_iphdr(want + 14, US, PEER, 1, id, 0, 84, 64);
     uint8_t *ic = want + 34;
     memcpy(ic, req, n);
     ic[0] = 0;
@@ -195,7 +163,7 @@ static void test_echo_ignored(void **state)
     /* a link-layer broadcast to our unicast address */
     uint8_t f[14 + 20 + 64];
     ns_eth_write(f, &ns_mac_bcast, &mac_peer, NS_ETHERTYPE_IPV4);
-    iphdr(f + 14, PEER, US, 1, 1, 0, (uint16_t)(20 + n), 64);
+    wire_iphdr(f + 14, PEER, US, 1, 1, 0, (uint16_t)(20 + n), 64);
     memcpy(f + 34, req, n);
     ns_stack_input(e->s, e->ifi, f, 34 + n, 0);
     assert_int_equal(e->s->icmp_stats.echo_ignored, 4);
@@ -298,7 +266,7 @@ static void test_rate_limit_global(void **state)
     input(e, &mac_peer, PEER, US, 1, req, n, 64, t + 200 * NS_SEC);
     assert_int_equal(count_tx(e), 1);
     uint8_t orig[28];
-    iphdr(orig, PEER, US, 17, 1, NS_IP_DF, 28, 64);
+    wire_iphdr(orig, PEER, US, 17, 1, NS_IP_DF, 28, 64);
     memset(orig + 20, 0, 8);
     struct ns_pkt *op = ns_pkt_from(orig, sizeof(orig));
     ns_icmp_send_error(e->s, op, NS_ICMP_DEST_UNREACH, NS_ICMP_FRAG_NEEDED, 1280, t + 200 * NS_SEC);
@@ -317,7 +285,7 @@ static int error_about(struct env *e, uint32_t src, uint32_t dst, uint8_t proto,
                        const uint8_t *l4, uint32_t l4len, uint16_t flags)
 {
     uint8_t b[64];
-    iphdr(b, src, dst, proto, 1, frag, (uint16_t)(20 + l4len), 64);
+    wire_iphdr(b, src, dst, proto, 1, frag, (uint16_t)(20 + l4len), 64);
     memcpy(b + 20, l4, l4len);
     struct ns_pkt *p = ns_pkt_from(b, 20 + l4len);
     p->flags = flags;
@@ -407,7 +375,7 @@ static void router_error(struct env *e, uint8_t type, uint8_t code, uint16_t mtu
     m[0] = type;
     m[1] = code;
     wr16(m + 6, mtu);
-    iphdr(m + 8, qsrc, qdst, qproto, 0x7777, 0, qtot, 1);
+    wire_iphdr(m + 8, qsrc, qdst, qproto, 0x7777, 0, qtot, 1);
     memcpy(m + 28, q8, 8);
     wr16(m + 2, ns_csum(m, 8 + qlen));
     input(e, &mac_peer2, PEER2, US, 1, m, 8 + qlen, 250, now);
@@ -439,7 +407,7 @@ static void test_frag_needed_pmtu(void **state)
     /* a quote that is not IPv4 */
     uint8_t m[8 + 28] = {3, 4};
     wr16(m + 6, 1000);
-    iphdr(m + 8, US, d3, 17, 1, 0, 1500, 1);
+    wire_iphdr(m + 8, US, d3, 17, 1, 0, 1500, 1);
     m[8] = 0x65;
     memcpy(m + 28, u8, 8);
     wr16(m + 2, ns_csum(m, sizeof(m)));

@@ -16,41 +16,15 @@
 #include "core/checksum.h"
 #include "ipv4/reass.h"
 #include "stack/stack.h"
+#include "wire.h"
 
-#define IP4(a, b, c, d)                                                                            \
-    (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
 #define SRC IP4(198, 18, 0, 2)
 #define DST IP4(198, 18, 0, 1)
-
-static void wr16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static void wr32(uint8_t *p, uint32_t v)
-{
-    wr16(p, (uint16_t)(v >> 16));
-    wr16(p + 2, (uint16_t)v);
-}
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 static void iphdr(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t proto, uint16_t id,
                   uint16_t frag, uint16_t tot_len)
 {
-    ip[0] = 0x45;
-    ip[1] = 0;
-    wr16(ip + 2, tot_len);
-    wr16(ip + 4, id);
-    wr16(ip + 6, frag);
-    ip[8] = 64;
-    ip[9] = proto;
-    ip[10] = ip[11] = 0;
-    wr32(ip + 12, src);
-    wr32(ip + 16, dst);
-    wr16(ip + 10, ns_csum(ip, 20));
+    wire_iphdr(ip, src, dst, proto, id, frag, tot_len, 64);
 }
 
 struct fx {

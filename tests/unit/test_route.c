@@ -13,9 +13,7 @@
 #include <cmocka.h>
 
 #include "stack/stack.h"
-
-#define IP4(a, b, c, d)                                                                            \
-    (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
+#include "wire.h"
 
 static const struct ns_mac mac0 = {{0x02, 0, 0, 0, 0, 0x10}};
 static const struct ns_mac mac1 = {{0x02, 0, 0, 0, 0, 0x11}};

@@ -16,9 +16,8 @@
 
 #include "core/checksum.h"
 #include "stack/stack.h"
+#include "wire.h"
 
-#define IP4(a, b, c, d)                                                                            \
-    (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
 #define A_ADDR IP4(198, 18, 0, 1)
 #define B_ADDR IP4(198, 18, 0, 2)
 
@@ -32,21 +31,6 @@ struct pair {
     int ready;
     struct ns_udp_sock *last_ready;
 };
-
-static void wr16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static void wr32(uint8_t *p, uint32_t v)
-{
-    wr16(p, (uint16_t)(v >> 16));
-    wr16(p + 2, (uint16_t)v);
-}
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 static void on_ready(void *ctx, struct ns_udp_sock *sk)
 {
