@@ -1,0 +1,113 @@
+/* SCTP over UDP encapsulation on a host UDP socket (RFC 6951).
+ *
+ * A non-blocking IPv4 UDP socket whose datagrams carry SCTP packets: the
+ * SCTP common header starts the UDP payload and the SCTP checksum is still
+ * computed (RFC 6951 section 5.5); the UDP source port of what we send is
+ * our encapsulation port (the socket's port).
+ *
+ * The caller's loop drives it, no threads inside:
+ *
+ *     poll(ns_udp_host_fd(h), timeout = ns_timers_next(...) - now);
+ *     ns_udp_host_recv(h, &sctp, now);   // a batch into ns_sctp_input
+ *     ns_timers_run(&timers, now);
+ *     ns_udp_host_flush(h, now);         // sendmmsg what the engine queued
+ *
+ * ns_udp_host_output is an ns_sctp_ops.output (ctx = the ns_udp_host): it
+ * queues the packet for a batched sendmmsg to dst.addr:dst.port, flushing
+ * by itself when the batch is full.
+ *
+ * Addresses handed to the engine: src = {4, UDP source port, IPv4 source
+ * (host order)}, dst = {4, our port, the datagram's destination address
+ * (IP_PKTINFO; our bound address when bound to one)}.
+ *
+ * Remote encapsulation port (RFC 6951 section 5.4 says to update it from
+ * the last packet received on a path): the engine keys paths by the whole
+ * ns_sctp_addr, port included, so a peer whose source port changes shows up
+ * as a different transport address, not an updated path. We do not rewrite
+ * it: such packets reach the engine as coming from an unknown address (it
+ * treats them by its out-of-the-blue and lookup rules). On loopback and
+ * without NATs the port never changes.
+ */
+#ifndef NS_TRANSPORT_UDP_HOST_H
+#define NS_TRANSPORT_UDP_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/counters.h"
+#include "core/pkt.h"
+#include "sctp/sctp.h"
+
+#define NS_UDP_HOST_DEFAULT_PORT 9899
+/* Datagrams per recvmmsg / sendmmsg call. */
+#define NS_UDP_HOST_BATCH 32
+/* Largest UDP payload over IPv4. */
+#define NS_UDP_HOST_MAX_DGRAM 65507u
+/* The SCTP common header (RFC 9260 section 3.1). */
+#define NS_UDP_HOST_SCTP_HDR 12u
+
+#define NS_UDP_HOST_COUNTERS(X)                                                                    \
+    X(rx_datagrams) /* datagrams handed to ns_sctp_input */                                        \
+    X(rx_bytes)     /* their UDP payload bytes */                                                  \
+    X(rx_batches)   /* recvmmsg calls that returned datagrams */                                   \
+    X(rx_short)     /* dropped: shorter than an SCTP common header */                              \
+    X(rx_trunc)     /* dropped: longer than the receive buffer (MSG_TRUNC) */                      \
+    X(rx_nomem)     /* dropped: no packet buffer */                                                \
+    X(rx_errors)    /* recvmmsg failures other than EAGAIN */                                      \
+    X(tx_datagrams) /* datagrams the kernel accepted */                                            \
+    X(tx_bytes)     /* their UDP payload bytes */                                                  \
+    X(tx_batches)   /* sendmmsg calls */                                                           \
+    X(tx_bad_dst)   /* dropped: destination not IPv4 or port 0 */                                  \
+    X(tx_errors)    /* dropped: sendmmsg refused the datagram (EAGAIN included) */                 \
+    X(tx_eagain)    /* ... of which the socket buffer was full */                                  \
+    X(pcap_errors)  /* capture writes that failed */
+
+struct ns_udp_host_stats {
+    NS_UDP_HOST_COUNTERS(NS_CTR_FIELD)
+};
+
+struct ns_pcap;
+struct ns_udp_host;
+
+struct ns_udp_host_opts {
+    uint32_t addr;      /* host order; 0 = any */
+    uint16_t port;      /* 0 = NS_UDP_HOST_DEFAULT_PORT */
+    bool ephemeral;     /* port 0 really means "kernel picks" (tests) */
+    int sndbuf, rcvbuf; /* SO_SNDBUF / SO_RCVBUF bytes; 0 = the system's */
+};
+
+/* Open and bind the socket. NULL with *err = -errno on failure. */
+struct ns_udp_host *ns_udp_host_open(uint32_t addr, uint16_t port, int *err);
+struct ns_udp_host *ns_udp_host_open_opts(const struct ns_udp_host_opts *o, int *err);
+/* Sends what is queued, then closes. */
+void ns_udp_host_close(struct ns_udp_host *h, uint64_t now);
+
+int ns_udp_host_fd(const struct ns_udp_host *h);
+/* The bound port and address (host order). */
+uint16_t ns_udp_host_port(const struct ns_udp_host *h);
+uint32_t ns_udp_host_addr(const struct ns_udp_host *h);
+
+/* Read up to max_batches batches (0 = 1) of datagrams and hand each to
+ * ns_sctp_input. Returns the number of datagrams handed over, 0 when
+ * nothing was waiting. */
+unsigned ns_udp_host_recv(struct ns_udp_host *h, struct ns_sctp *sctp, unsigned max_batches,
+                          uint64_t now);
+
+/* ns_sctp_ops.output: ctx is the ns_udp_host. Takes p. */
+void ns_udp_host_output(void *ctx, struct ns_pkt *p, const struct ns_sctp_addr *src,
+                        const struct ns_sctp_addr *dst, uint64_t now);
+/* sendmmsg everything queued. Datagrams the kernel refuses are dropped
+ * and counted (SCTP retransmits). */
+void ns_udp_host_flush(struct ns_udp_host *h, uint64_t now);
+/* Datagrams queued and not yet sent. */
+unsigned ns_udp_host_pending(const struct ns_udp_host *h);
+
+/* Record every datagram sent and received as an Ethernet/IPv4/UDP frame
+ * (NULL stops). The caller keeps ownership of pc. */
+void ns_udp_host_set_pcap(struct ns_udp_host *h, struct ns_pcap *pc);
+
+const struct ns_udp_host_stats *ns_udp_host_stats(const struct ns_udp_host *h);
+size_t ns_udp_host_counters(const struct ns_udp_host *h, struct ns_ctr_group *out, size_t max);
+
+#endif

@@ -1,0 +1,408 @@
+/* The hosted UDP encapsulation transport (RFC 6951) on 127.0.0.1: short
+ * datagrams, batching, addresses handed to the engine, a whole association
+ * between two engines through two sockets, and the capture. Time is
+ * virtual; only the datagrams cross the host's loopback. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dev/pcap.h"
+#include "sctp/crc32c.h"
+#include "sctp/sctp.h"
+#include "transport/udp_host.h"
+
+#define LO 0x7f000001u
+
+struct side {
+    struct ns_udp_host *h;
+    struct ns_timers timers;
+    struct ns_rng rng;
+    struct ns_sctp sctp;
+    struct ns_sctp_ep *ep;
+    struct ns_sctp_assoc *as;
+    int up, shutdown_done;
+    struct ns_sctp_rmsgq rq;
+};
+
+static void ev_cb(void *ctx, const struct ns_sctp_event *ev, uint64_t now)
+{
+    struct side *s = ctx;
+    if (ev->type == NS_SCTP_EV_COMM_UP) {
+        s->up++;
+        s->as = ev->assoc;
+    } else if (ev->type == NS_SCTP_EV_SHUTDOWN_COMPLETE) {
+        s->shutdown_done++;
+    } else if (ev->type == NS_SCTP_EV_DATA_READY) {
+        ns_sctp_recv_take(ev->assoc, &s->rq);
+    }
+}
+
+/* ns_sctp_ops has one ctx: output uses it as the udp_host; events need the
+ * side. Both sides' events go through this lookup. */
+static struct side *g_sides[2];
+static void ev_tramp(void *ctx, const struct ns_sctp_event *ev, uint64_t now)
+{
+    for (int i = 0; i < 2; i++)
+        if (g_sides[i] && g_sides[i]->h == ctx)
+            ev_cb(g_sides[i], ev, now);
+}
+
+static void side_init(struct side *s, uint64_t seed)
+{
+    memset(s, 0, sizeof(*s));
+    int err = 0;
+    struct ns_udp_host_opts o = {.addr = LO, .ephemeral = true};
+    s->h = ns_udp_host_open_opts(&o, &err);
+    assert_non_null(s->h);
+    assert_int_not_equal(ns_udp_host_port(s->h), 0);
+    ns_timers_init(&s->timers);
+    ns_rng_seed(&s->rng, seed);
+    struct ns_sctp_config cfg = {
+        .timers = &s->timers,
+        .rng = &s->rng,
+        .cookie_secret_from_rng = true,
+        .ops = {.output = ns_udp_host_output, .event = ev_tramp, .ctx = s->h},
+    };
+    assert_int_equal(ns_sctp_init(&s->sctp, &cfg, 0), 0);
+    ns_sctp_rmsgq_init(&s->rq);
+}
+
+static void side_free(struct side *s)
+{
+    for (struct ns_sctp_rmsg *m; (m = ns_sctp_rmsgq_pop(&s->rq));)
+        ns_sctp_msg_free(s->as, m, 0);
+    ns_sctp_free(&s->sctp);
+    ns_timers_free(&s->timers);
+    ns_udp_host_close(s->h, 0);
+}
+
+static void pump(struct side *a, struct side *b, uint64_t *now, unsigned turns)
+{
+    for (unsigned t = 0; t < turns; t++) {
+        struct pollfd pf[2] = {{ns_udp_host_fd(a->h), POLLIN, 0},
+                               {ns_udp_host_fd(b->h), POLLIN, 0}};
+        /* Virtual time runs 10 ms a turn while nothing is in the air, so
+         * the delayed SACK (200 ms) comes after some 20 quiet turns. */
+        *now += poll(pf, 2, 1) > 0 ? 100 : 10000;
+        struct side *sd[2] = {a, b};
+        for (int i = 0; i < 2; i++) {
+            ns_udp_host_recv(sd[i]->h, &sd[i]->sctp, 4, *now);
+            ns_timers_run(&sd[i]->timers, *now);
+            ns_udp_host_flush(sd[i]->h, *now);
+        }
+    }
+}
+
+static int raw_socket(uint16_t *port)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(LO)};
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    socklen_t sl = sizeof(sa);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+static void send_to(int fd, uint16_t port, const void *d, size_t n)
+{
+    struct sockaddr_in sa = {
+        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(LO)};
+    assert_int_equal(sendto(fd, d, n, 0, (struct sockaddr *)&sa, sizeof(sa)), (ssize_t)n);
+}
+
+static void wait_readable(int fd)
+{
+    struct pollfd pf = {fd, POLLIN, 0};
+    assert_int_equal(poll(&pf, 1, 1000), 1);
+}
+
+/* Datagrams shorter than the SCTP common header never reach the engine;
+ * a full-size one with a bad checksum does (and is dropped there). */
+static void test_short_dropped(void **state)
+{
+    struct side a;
+    side_init(&a, 1);
+    uint16_t rp;
+    int fd = raw_socket(&rp);
+    uint8_t junk[11] = {0};
+    send_to(fd, ns_udp_host_port(a.h), junk, 0);
+    send_to(fd, ns_udp_host_port(a.h), junk, sizeof(junk));
+    uint8_t hdr[12] = {0x13, 0x88, 0x13, 0x88, 0, 0, 0, 1, 0xde, 0xad, 0xbe, 0xef};
+    send_to(fd, ns_udp_host_port(a.h), hdr, sizeof(hdr));
+    unsigned got = 0;
+    for (int i = 0; i < 50 && got < 1; i++) {
+        wait_readable(ns_udp_host_fd(a.h));
+        got += ns_udp_host_recv(a.h, &a.sctp, 1, 0);
+    }
+    assert_int_equal(got, 1);
+    const struct ns_udp_host_stats *st = ns_udp_host_stats(a.h);
+    assert_int_equal(st->rx_short, 2);
+    assert_int_equal(st->rx_datagrams, 1);
+    assert_int_equal(st->rx_bytes, 12);
+    assert_int_equal(a.sctp.stats.rx_packets, 1);
+    assert_int_equal(a.sctp.stats.rx_bad_csum, 1);
+    struct ns_ctr_group g;
+    assert_int_equal(ns_udp_host_counters(a.h, &g, 1), 1);
+    assert_string_equal(g.name, "udp_host");
+    assert_string_equal(g.names[3], "rx_short");
+    assert_int_equal(g.vals[3], 2);
+    close(fd);
+    side_free(&a);
+}
+
+/* 40 packets queued: the 33rd flushes the full batch, the flush sends the
+ * rest; each arrives whole, from our port; a bad destination is dropped. */
+static void test_output_batches(void **state)
+{
+    struct side a;
+    side_init(&a, 2);
+    uint16_t rp;
+    int fd = raw_socket(&rp);
+    struct ns_sctp_addr dst = {NS_SCTP_AF_INET4, rp, LO};
+    for (unsigned i = 0; i < 40; i++) {
+        uint8_t d[100];
+        memset(d, (int)i, sizeof(d));
+        ns_udp_host_output(a.h, ns_pkt_from(d, 12 + i), NULL, &dst, 0);
+        if (i == 31)
+            assert_int_equal(ns_udp_host_pending(a.h), 32);
+        if (i == 32)
+            assert_int_equal(ns_udp_host_pending(a.h), 1);
+    }
+    struct ns_sctp_addr bad = {NS_SCTP_AF_INET4, 0, LO};
+    ns_udp_host_output(a.h, ns_pkt_from("0123456789ab", 12), NULL, &bad, 0);
+    ns_udp_host_flush(a.h, 0);
+    assert_int_equal(ns_udp_host_pending(a.h), 0);
+    const struct ns_udp_host_stats *st = ns_udp_host_stats(a.h);
+    assert_int_equal(st->tx_datagrams, 40);
+    assert_int_equal(st->tx_batches, 2);
+    assert_int_equal(st->tx_bad_dst, 1);
+    assert_int_equal(st->tx_errors, 0);
+    for (unsigned i = 0; i < 40; i++) {
+        uint8_t b[200];
+        struct sockaddr_in from;
+        socklen_t fl = sizeof(from);
+        wait_readable(fd);
+        ssize_t n = recvfrom(fd, b, sizeof(b), 0, (struct sockaddr *)&from, &fl);
+        assert_int_equal(n, 12 + i);
+        assert_int_equal(b[0], i);
+        assert_int_equal(ntohs(from.sin_port), ns_udp_host_port(a.h));
+    }
+    close(fd);
+    side_free(&a);
+}
+
+/* Two engines, each on its own socket: handshake, a message each way, the
+ * peer's encapsulation port learned from the UDP source port, graceful
+ * shutdown, and every datagram captured as a valid pcap record. */
+static void test_association(void **state)
+{
+    static struct side a, b;
+    side_init(&a, 3);
+    side_init(&b, 4);
+    g_sides[0] = &a;
+    g_sides[1] = &b;
+    char path[] = "/tmp/test_udp_host_XXXXXX";
+    int pfd = mkstemp(path);
+    assert_true(pfd >= 0);
+    close(pfd);
+    struct ns_pcap *pc = ns_pcap_open(path);
+    assert_non_null(pc);
+    ns_udp_host_set_pcap(a.h, pc);
+
+    int err = 0;
+    a.ep = ns_sctp_ep_new(&a.sctp, 5001, NULL, 0, &err);
+    b.ep = ns_sctp_ep_new(&b.sctp, 5002, NULL, 0, &err);
+    assert_non_null(a.ep);
+    assert_non_null(b.ep);
+    ns_sctp_ep_listen(b.ep, true);
+    uint64_t now = 0;
+    struct ns_sctp_addr peer = {NS_SCTP_AF_INET4, ns_udp_host_port(b.h), LO};
+    a.as = ns_sctp_connect(a.ep, &peer, 1, 5002, now, &err);
+    assert_non_null(a.as);
+    ns_udp_host_flush(a.h, now);
+    for (int i = 0; i < 200 && !(a.up && b.up); i++)
+        pump(&a, &b, &now, 1);
+    assert_int_equal(a.up, 1);
+    assert_int_equal(b.up, 1);
+
+    struct ns_sctp_assoc_info info;
+    assert_int_equal(ns_sctp_assoc_info(b.as, &info), 0);
+    assert_int_equal(info.n_paths, 1);
+    assert_int_equal(info.paths[0].addr.port, ns_udp_host_port(a.h));
+    assert_int_equal(info.paths[0].addr.addr, LO);
+    assert_int_equal(info.paths[0].local.addr, LO);
+
+    static uint8_t big[5000];
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = (uint8_t)(i * 7);
+    assert_int_equal(ns_sctp_send(a.as, 1, 42, 0, big, sizeof(big), 0, now), 0);
+    assert_int_equal(ns_sctp_send(b.as, 0, 43, 0, "pong", 4, 0, now), 0);
+    ns_udp_host_flush(a.h, now);
+    ns_udp_host_flush(b.h, now);
+    for (int i = 0; i < 2000 && !(a.rq.count && b.rq.count); i++)
+        pump(&a, &b, &now, 1);
+    assert_int_equal(b.rq.count, 1);
+    assert_int_equal(b.rq.head->len, sizeof(big));
+    assert_int_equal(b.rq.head->ppid, 42);
+    assert_int_equal(b.rq.head->sid, 1);
+    static uint8_t out[5000];
+    assert_int_equal(ns_sctp_rmsg_copy(b.rq.head, 0, out, sizeof(out)), sizeof(out));
+    assert_memory_equal(out, big, sizeof(big));
+    assert_int_equal(a.rq.count, 1);
+    assert_int_equal(a.rq.head->len, 4);
+
+    assert_int_equal(ns_sctp_shutdown(a.as, now), 0);
+    ns_udp_host_flush(a.h, now);
+    for (int i = 0; i < 500 && !(a.shutdown_done && b.shutdown_done); i++)
+        pump(&a, &b, &now, 1);
+    assert_int_equal(a.shutdown_done, 1);
+    assert_int_equal(b.shutdown_done, 1);
+    assert_int_equal(a.sctp.stats.rx_bad_csum + b.sctp.stats.rx_bad_csum, 0);
+
+    const struct ns_udp_host_stats *sa = ns_udp_host_stats(a.h);
+    const struct ns_udp_host_stats *sb = ns_udp_host_stats(b.h);
+    assert_int_equal(sa->tx_datagrams, sb->rx_datagrams);
+    assert_int_equal(sb->tx_datagrams, sa->rx_datagrams);
+    assert_true(sa->tx_datagrams >= 6);
+    uint64_t recs = ns_pcap_records(pc);
+    assert_int_equal(recs, sa->tx_datagrams + sa->rx_datagrams);
+    assert_int_equal(ns_pcap_close(pc), 0);
+    ns_udp_host_set_pcap(a.h, NULL);
+
+    /* The first record: our INIT, Ethernet/IPv4/UDP with the right ports,
+     * the SCTP packet behind them with a valid CRC32c. */
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static uint8_t buf[2048];
+    assert_int_equal(fread(buf, 1, 24 + 16, f), 40);
+    uint32_t incl;
+    memcpy(&incl, buf + 24 + 8, 4);
+    assert_true(incl > 42 + 12 && incl < sizeof(buf));
+    assert_int_equal(fread(buf, 1, incl, f), incl);
+    fclose(f);
+    unlink(path);
+    assert_int_equal(buf[12], 0x08);
+    assert_int_equal(buf[14], 0x45);
+    assert_int_equal(buf[23], 17);
+    assert_int_equal((buf[34] << 8) | buf[35], ns_udp_host_port(a.h));
+    assert_int_equal((buf[36] << 8) | buf[37], ns_udp_host_port(b.h));
+    assert_int_equal((buf[38] << 8) | buf[39], incl - 34);
+    assert_int_equal(buf[42 + 12], 1); /* INIT */
+
+    for (struct ns_sctp_rmsg *m; (m = ns_sctp_rmsgq_pop(&a.rq));)
+        ns_sctp_msg_free(a.as, m, now);
+    for (struct ns_sctp_rmsg *m; (m = ns_sctp_rmsgq_pop(&b.rq));)
+        ns_sctp_msg_free(b.as, m, now);
+    ns_sctp_assoc_release(a.as, now);
+    ns_sctp_assoc_release(b.as, now);
+    side_free(&a);
+    side_free(&b);
+    g_sides[0] = g_sides[1] = NULL;
+}
+
+/* RFC 6951 section 5.4 would have the path follow a peer's new UDP source
+ * port. The engine keys paths by address and port, and udp_host does not
+ * rewrite ports, so a packet of a live association from a new port is out
+ * of the blue: answered with an ABORT (T set, the tag reflected) to the new
+ * port, and the association itself is untouched. This pins the documented
+ * behaviour (docs/interop.md). */
+static void test_port_change_is_ootb(void **state)
+{
+    static struct side a, b;
+    side_init(&a, 5);
+    side_init(&b, 6);
+    g_sides[0] = &a;
+    g_sides[1] = &b;
+    int err = 0;
+    a.ep = ns_sctp_ep_new(&a.sctp, 5001, NULL, 0, &err);
+    b.ep = ns_sctp_ep_new(&b.sctp, 5002, NULL, 0, &err);
+    ns_sctp_ep_listen(b.ep, true);
+    uint64_t now = 0;
+    struct ns_sctp_addr peer = {NS_SCTP_AF_INET4, ns_udp_host_port(b.h), LO};
+    a.as = ns_sctp_connect(a.ep, &peer, 1, 5002, now, &err);
+    assert_non_null(a.as);
+    ns_udp_host_flush(a.h, now);
+    for (int i = 0; i < 200 && !(a.up && b.up); i++)
+        pump(&a, &b, &now, 1);
+    assert_int_equal(a.up, 1);
+    struct ns_sctp_assoc_info ia;
+    assert_int_equal(ns_sctp_assoc_info(a.as, &ia), 0);
+
+    /* b's HEARTBEAT, but from another UDP port. */
+    uint16_t rp;
+    int fd = raw_socket(&rp);
+    uint8_t pkt[12 + 4 + 8] = {0x13, 0x8a, 0x13, 0x89}; /* 5002 -> 5001 */
+    pkt[4] = (uint8_t)(ia.local_vtag >> 24);
+    pkt[5] = (uint8_t)(ia.local_vtag >> 16);
+    pkt[6] = (uint8_t)(ia.local_vtag >> 8);
+    pkt[7] = (uint8_t)ia.local_vtag;
+    uint8_t *c = pkt + 12;
+    c[0] = 4; /* HEARTBEAT */
+    c[3] = 12;
+    c[5] = 1; /* Heartbeat Info */
+    c[7] = 8;
+    memset(c + 8, 0xab, 4);
+    uint32_t crc = ns_sctp_checksum(pkt, sizeof(pkt));
+    memcpy(pkt + 8, &crc, 4);
+    assert_true(ns_sctp_checksum_verify_buf(pkt, sizeof(pkt)));
+    send_to(fd, ns_udp_host_port(a.h), pkt, sizeof(pkt));
+    wait_readable(ns_udp_host_fd(a.h));
+    assert_int_equal(ns_udp_host_recv(a.h, &a.sctp, 1, now), 1);
+    ns_udp_host_flush(a.h, now);
+    assert_int_equal(a.sctp.stats.rx_ootb, 1);
+    assert_int_equal(a.sctp.stats.tx_ootb_abort, 1);
+
+    uint8_t r[64];
+    wait_readable(fd);
+    ssize_t n = recv(fd, r, sizeof(r), 0);
+    assert_int_equal(n, 16);
+    assert_int_equal(r[12], 6); /* ABORT */
+    assert_int_equal(r[13], 1); /* T */
+    assert_memory_equal(r + 4, pkt + 4, 4);
+    assert_int_equal(ns_sctp_assoc_state(a.as), NS_SCTP_ESTABLISHED);
+    close(fd);
+
+    ns_sctp_assoc_release(a.as, now);
+    ns_sctp_assoc_release(b.as, now);
+    side_free(&a);
+    side_free(&b);
+    g_sides[0] = g_sides[1] = NULL;
+}
+
+static void test_open_errors(void **state)
+{
+    int err = 0;
+    struct ns_udp_host_opts o = {.addr = LO, .ephemeral = true};
+    struct ns_udp_host *h = ns_udp_host_open_opts(&o, &err);
+    assert_non_null(h);
+    struct ns_udp_host *h2 = ns_udp_host_open(LO, ns_udp_host_port(h), &err);
+    assert_null(h2);
+    assert_int_equal(err, -EADDRINUSE);
+    /* 198.18.0.1 is not ours: bind fails. */
+    assert_null(ns_udp_host_open(0xc6120001u, 0, &err));
+    assert_int_equal(err, -EADDRNOTAVAIL);
+    ns_udp_host_close(h, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_short_dropped), cmocka_unit_test(test_output_batches),
+        cmocka_unit_test(test_association),   cmocka_unit_test(test_port_change_is_ootb),
+        cmocka_unit_test(test_open_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
