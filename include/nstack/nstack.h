@@ -15,5 +15,7 @@
 #include "dev/pcap.h"
 #include "dev/tap.h"
 #include "stack/stack.h"
+#include "transport/udp_host.h"
+#include "socket.h"
 
 #endif
