@@ -80,6 +80,15 @@ void ns_rt_input(struct ns_rt *rt, struct ns_pkt *p, const struct ns_sctp_addr *
 /* Watch fd (EPOLLIN etc. in events) on the stack thread. 0 or -1/errno. */
 int ns_rt_add_fd(struct ns_rt *rt, int fd, uint32_t events, ns_rt_fd_fn fn, void *ctx);
 int ns_rt_del_fd(struct ns_rt *rt, int fd);
+/* Change the events watched on a registered fd. 0 or -1/errno. */
+int ns_rt_mod_fd(struct ns_rt *rt, int fd, uint32_t events);
+/* Embedder hook: fn runs on the stack thread at the end of every loop turn
+ * (after fd callbacks, requests and the stack's timers), so it can send
+ * what they produced (drain a device queue); it returns its own next
+ * deadline in CLOCK_MONOTONIC microseconds (UINT64_MAX: none), which the
+ * runtime folds into its timer. NULL removes it. */
+typedef uint64_t (*ns_rt_idle_fn)(struct ns_rt *rt, void *ctx, uint64_t now);
+void ns_rt_set_idle(struct ns_rt *rt, ns_rt_idle_fn fn, void *ctx);
 /* Run fn(rt, arg) on the stack thread and wait for it (inline when already
  * on it). Lets an embedder touch the engine safely. */
 void ns_rt_call(struct ns_rt *rt, void (*fn)(struct ns_rt *rt, void *arg), void *arg);

@@ -173,6 +173,8 @@ struct ns_sctp *ns_rt_sctp(struct ns_rt *rt)
 static void arm_timer(struct ns_rt *rt)
 {
     uint64_t next = ns_timers_next(rt->tm);
+    if (rt->idle_next < next)
+        next = rt->idle_next;
     struct itimerspec its = {0};
     if (next != NS_TIME_NEVER) {
         if (next == 0)
@@ -266,6 +268,9 @@ static void *rt_main(void *arg)
             ns_stack_poll(rt->stack, ns_rt_now());
         else
             ns_timers_run(rt->tm, ns_rt_now());
+        /* Last, so the embedder sends what everything above produced. */
+        if (rt->idle_fn)
+            rt->idle_next = rt->idle_fn(rt, rt->idle_ctx, ns_rt_now());
     }
     return NULL;
 }
@@ -291,6 +296,7 @@ static struct ns_rt *rt_alloc(bool rcvq_lock)
         return NULL;
     }
     atomic_init(&rt->rcvq_lock, rcvq_lock);
+    rt->idle_next = NS_TIME_NEVER;
     rt->epfd = rt->evfd = rt->tfd = -1;
     pthread_mutex_init(&rt->mu, NULL);
     pthread_cond_init(&rt->done_cv, NULL);
@@ -516,6 +522,56 @@ int ns_rt_add_fd(struct ns_rt *rt, int fd, uint32_t events, ns_rt_fd_fn fn, void
     ns_rt_call(rt, add_fd_fn, &op);
     errno = op.err ? op.err : errno;
     return op.ret;
+}
+
+static void mod_fd_fn(struct ns_rt *rt, void *arg)
+{
+    struct fd_op *op = arg;
+    for (struct ns_rt_fdw *w = rt->fdws; w; w = w->next) {
+        if (w->fd == op->fd) {
+            struct epoll_event e = {.events = op->events, .data.u64 = (uint64_t)(uintptr_t)w};
+            if (epoll_ctl(rt->epfd, EPOLL_CTL_MOD, op->fd, &e) != 0) {
+                op->ret = -1;
+                op->err = errno;
+            }
+            return;
+        }
+    }
+    op->ret = -1;
+    op->err = ENOENT;
+}
+
+int ns_rt_mod_fd(struct ns_rt *rt, int fd, uint32_t events)
+{
+    if (!rt) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct fd_op op = {.fd = fd, .events = events};
+    ns_rt_call(rt, mod_fd_fn, &op);
+    errno = op.err ? op.err : errno;
+    return op.ret;
+}
+
+struct idle_op {
+    ns_rt_idle_fn fn;
+    void *ctx;
+};
+
+static void set_idle_fn(struct ns_rt *rt, void *arg)
+{
+    struct idle_op *op = arg;
+    rt->idle_fn = op->fn;
+    rt->idle_ctx = op->ctx;
+    rt->idle_next = NS_TIME_NEVER;
+    if (op->fn)
+        rt->idle_next = op->fn(rt, op->ctx, ns_rt_now());
+}
+
+void ns_rt_set_idle(struct ns_rt *rt, ns_rt_idle_fn fn, void *ctx)
+{
+    struct idle_op op = {fn, ctx};
+    ns_rt_call(rt, set_idle_fn, &op);
 }
 
 int ns_rt_del_fd(struct ns_rt *rt, int fd)

@@ -159,6 +159,9 @@ struct ns_rt {
     bool kicked;
 
     struct ns_rt_fdw *fdws;
+    ns_rt_idle_fn idle_fn; /* embedder hook, end of every loop turn */
+    void *idle_ctx;
+    uint64_t idle_next; /* its last deadline */
 
     /* Descriptor table. */
     pthread_rwlock_t tlock;

@@ -589,8 +589,12 @@ struct ns_cmd_sess *ns_cmd_start(struct ns_cmd_env *env, uint8_t flags, int argc
         cmd_sysctl(sess, argc, argv, now);
     else if (strcmp(name, "addr") == 0)
         cmd_addr(sess, argc, argv);
+    else if (strcmp(name, "sctp") == 0 && argc > 1 && strcmp(argv[1], "send") == 0)
+        ns_cmd_sctp_send(sess, argc, argv, now);
     else if (strcmp(name, "sctp") == 0)
         ns_cmd_sctp(sess, argc, argv, now);
+    else if (strcmp(name, "perf") == 0)
+        ns_cmd_perf(sess, argc, argv, now);
     else
         ns_cmd_udp(sess, argc, argv, now);
     return sess;

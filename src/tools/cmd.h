@@ -18,6 +18,7 @@
 struct ns_stack;
 struct ns_cmd_sess;
 struct ns_cmd_echo;
+struct ns_svc;
 
 /* Where a command's output goes. stream is 1 (stdout) or 2 (stderr). */
 struct ns_cmd_out {
@@ -48,6 +49,9 @@ struct ns_cmd_env {
     struct ns_timers timers;      /* the commands' timers, separate from the stack's */
     struct ns_cmd_sess *sessions; /* running commands */
     struct ns_cmd_echo *echoes;   /* --serve udp-echo services */
+    /* The daemon's socket runtime and SCTP services (`nstack perf` runs an
+     * application thread on it); NULL elsewhere. */
+    struct ns_svc *svc;
     uint16_t next_ping_id;
     /* Counter groups the embedder adds to `nstack stats` (device, control). */
     struct ns_ctr_group extra[NS_CMD_MAX_EXTRA];

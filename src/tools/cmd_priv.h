@@ -53,6 +53,8 @@ void ns_cmd_ping_event(struct ns_cmd_env *env, const struct ns_icmp_event *ev, u
 void ns_cmd_udp(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now);
 void ns_cmd_neigh(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now);
 void ns_cmd_sctp(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now);
+void ns_cmd_sctp_send(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now);
+void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now);
 void ns_cmd_echo_free_all(struct ns_cmd_env *env);
 /* Options in the style of getopt: "-c3", "-c 3", flags grouped ("-qc3"),
  * "--" ends options, options may follow positionals. Once `verbatim_after`

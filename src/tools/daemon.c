@@ -1,37 +1,45 @@
-/* `nstack daemon`: one stack instance on one device, run by a single-thread
- * epoll loop over the device, the control socket and its clients, a timerfd
- * and a signalfd.
+/* `nstack daemon`: one stack instance on one device, run on the stack
+ * thread of a socket runtime (include/nstack/socket.h, ns_rt_new_stack).
+ * The device, the control socket and its clients are fds of the runtime's
+ * loop, so their callbacks and the command engine run on the stack thread,
+ * where they may touch the stack; SCTP services (--serve discard/echo/perf)
+ * and `nstack perf` are application threads on the socket API. The main
+ * thread only waits for SIGINT/SIGTERM.
  *
  * `now` is CLOCK_MONOTONIC in microseconds, read afresh for every event.
- * After every event the stack's transmit queue is drained to the device at
- * once, so a frame produced on the output path (the ARP request for a first
- * packet) leaves in the same loop turn: first-packet latency is the point of
- * this project, so nothing ever waits for a tick. The timerfd is armed
- * (absolute, microsecond precision) at the earliest of the stack's, the
+ * At the end of every loop turn (the runtime's idle hook) the stack's
+ * transmit queue is drained to the device at once, so a frame produced on
+ * the output path (the ARP request for a first packet, a DATA chunk an
+ * application thread queued) leaves in the same loop turn: first-packet
+ * latency is the point of this project, so nothing ever waits for a tick.
+ * The runtime's timerfd is armed at the earliest of the stack's, the
  * commands' and the capture file's deadlines.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dev/dev.h"
 #include "dev/pcap.h"
+#include "nstack/socket.h"
 #include "stack/stack.h"
 #include "tools/cmd.h"
 #include "tools/ctl.h"
 #include "tools/main.h"
+#include "tools/services.h"
 #include "tools/text.h"
 
 #define MAX_SYSCTL       64
@@ -50,7 +58,9 @@ static const char usage_daemon[] =
     "  --ctl PATH            control socket (default: $NSTACK_CTL, else /run/nstack/NAME.sock)\n"
     "  --pcap FILE           record every frame in and out\n"
     "  --sysctl KEY=VALUE    set a tunable at start (repeatable)\n"
-    "  --serve udp-echo:PORT run a UDP echo service (repeatable)\n"
+    "  --serve SERVICE:PORT  run a service (repeatable): udp-echo, and over SCTP\n"
+    "                        discard, echo, perf (the server of `nstack perf`)\n"
+    "  --rcvq-lock           ablation: a lock per SCTP receive queue operation\n"
     "  --seed N              random seed (default: from the OS)\n"
     "Runs in the foreground until SIGINT or SIGTERM.\n";
 
@@ -67,16 +77,9 @@ struct ns_daemon_stats {
 NS_CTR_NAMES(daemon_ctr_names, NS_DAEMON_COUNTERS);
 NS_CTR_NAMES(dev_ctr_names, NS_DEV_COUNTERS);
 
-enum watch_kind { W_DEV, W_LISTEN, W_TIMER, W_SIGNAL, W_CONN };
-
-struct watch {
-    enum watch_kind kind;
-};
-
 struct daemon;
 
 struct conn {
-    struct watch w; /* first: epoll data points here */
     struct daemon *d;
     struct conn *next;
     int fd;
@@ -98,6 +101,7 @@ struct daemon_opts {
     int nsysctl;
     const char *serve[MAX_SERVE];
     int nserve;
+    bool rcvq_lock;
 };
 
 struct daemon {
@@ -106,8 +110,9 @@ struct daemon {
     uint32_t ifindex;
     struct ns_cmd_env env;
     bool env_ready;
-    int ep, lfd, tfd, sfd;
-    struct watch w_dev, w_listen, w_timer, w_signal;
+    struct ns_rt *rt;
+    struct ns_svc *svc;
+    int lfd, sfd, stopfd;
     char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     bool ctl_bound;
     ino_t ctl_ino;
@@ -115,11 +120,11 @@ struct daemon {
     unsigned nconns;
     struct ns_pkt *held[TX_BATCH]; /* frames the device did not take yet */
     int nheld;
-    bool dev_out; /* EPOLLOUT armed on the device */
-    bool stop;
+    bool dev_out;  /* EPOLLOUT armed on the device */
+    bool stopping; /* stack thread: a stop was requested */
+    bool shutting; /* stack thread: clients are being told; no new ones */
     int exit_rc;
     uint32_t rx_error_run; /* consecutive failed reads */
-    uint64_t armed;        /* timerfd deadline, NS_TIME_NEVER when disarmed */
     struct ns_daemon_stats stats;
 };
 
@@ -136,8 +141,7 @@ static void dev_set_out(struct daemon *d, bool on)
 {
     if (d->dev_out == on || d->dev->fd < 0)
         return;
-    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = &d->w_dev};
-    if (epoll_ctl(d->ep, EPOLL_CTL_MOD, d->dev->fd, &ev) == 0)
+    if (ns_rt_mod_fd(d->rt, d->dev->fd, EPOLLIN | (on ? EPOLLOUT : 0)) == 0)
         d->dev_out = on;
 }
 
@@ -194,6 +198,15 @@ static int flush_tx(struct daemon *d, uint64_t now)
     return moved;
 }
 
+/* Wake the main thread, which tears everything down. */
+static void request_stop(struct daemon *d)
+{
+    d->stopping = true;
+    uint64_t one = 1;
+    ssize_t r = write(d->stopfd, &one, sizeof(one));
+    (void)r;
+}
+
 /* A device whose interface disappeared stays readable and fails every read:
  * stop instead of spinning on it. Other errors are counted by the device
  * (rx_errors) and tolerated unless nothing but errors comes for a while. */
@@ -202,10 +215,15 @@ static void dev_error(struct daemon *d, int err)
     bool gone = err == -EBADFD || err == -ENODEV || err == -ENXIO || err == -EIO;
     if (!gone && ++d->rx_error_run < 10000)
         return;
+    if (d->stopping)
+        return;
     fprintf(stderr, "nstack: daemon: device %s: %s (interface gone?); stopping\n", d->dev->name,
             strerror(-err));
-    d->stop = true;
     d->exit_rc = 1;
+    /* Runs from the idle hook, after the turn's events: safe to unwatch. */
+    if (d->dev->fd >= 0)
+        ns_rt_del_fd(d->rt, d->dev->fd);
+    request_stop(d);
 }
 
 /* Reads and processes frames, and sends what they produce, until the device
@@ -215,6 +233,8 @@ static void dev_error(struct daemon *d, int err)
  * extra wake-up, which is most of what a first-packet ARP resolution costs. */
 static void pump(struct daemon *d)
 {
+    if (d->stopping && d->exit_rc)
+        return; /* the device failed: do not spin on it */
     for (int round = 0; round < RX_ROUNDS; round++) {
         uint64_t now = mono_us();
         struct ns_pkt *pk[RX_BATCH];
@@ -240,36 +260,34 @@ static uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
     return m < c ? m : c;
 }
 
-static uint64_t run_timers(struct daemon *d)
+static void flush_conns(struct daemon *d);
+static void reap_conns(struct daemon *d);
+
+/* The runtime's idle hook: after every loop turn (device input, control
+ * input, requests from application threads, the stack's timers) run the
+ * commands' due timers, send what all of it produced (pump reads the device
+ * again right after writing), and answer clients. */
+static uint64_t daemon_idle(struct ns_rt *rt, void *ctx, uint64_t now)
 {
-    uint64_t next = NS_TIME_NEVER;
+    struct daemon *d = ctx;
+    (void)rt;
+    d->stats.wakeups++;
+    uint64_t p = NS_TIME_NEVER;
     for (int i = 0; i < 16; i++) {
-        uint64_t now = mono_us();
-        ns_stack_poll(d->s, now);
         ns_cmd_poll(&d->env, now);
         pump(d);
-        uint64_t p = ns_pcap_tracer_poll(d->dev, now);
-        next = min3(ns_stack_next_deadline(d->s), ns_cmd_next_deadline(&d->env), p);
+        p = ns_pcap_tracer_poll(d->dev, now);
+        uint64_t next = min3(ns_stack_next_deadline(d->s), ns_cmd_next_deadline(&d->env), p);
         if (next > now)
             break;
+        now = mono_us();
+        ns_stack_poll(d->s, now);
     }
-    return next;
-}
-
-static void arm_timer(struct daemon *d, uint64_t when)
-{
-    if (when == d->armed)
-        return;
-    struct itimerspec its;
-    memset(&its, 0, sizeof(its));
-    if (when != NS_TIME_NEVER) {
-        if (when == 0)
-            when = 1; /* zero would disarm */
-        its.it_value.tv_sec = (time_t)(when / 1000000u);
-        its.it_value.tv_nsec = (long)(when % 1000000u) * 1000;
-    }
-    if (timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
-        d->armed = when;
+    flush_conns(d);
+    reap_conns(d);
+    /* The stack's own deadline is the runtime's business. */
+    uint64_t cmd = ns_cmd_next_deadline(&d->env);
+    return cmd < p ? cmd : p;
 }
 
 /* ---- control connections ---- */
@@ -279,8 +297,7 @@ static void conn_update_events(struct conn *c)
     uint32_t ev = (c->closing ? 0 : EPOLLIN) | (ns_ctl_tx_pending(&c->tx) ? EPOLLOUT : 0);
     if (ev == c->events)
         return;
-    struct epoll_event e = {.events = ev, .data.ptr = &c->w};
-    if (epoll_ctl(c->d->ep, EPOLL_CTL_MOD, c->fd, &e) == 0)
+    if (ns_rt_mod_fd(c->d->rt, c->fd, ev) == 0)
         c->events = ev;
 }
 
@@ -422,7 +439,7 @@ static void conn_flush(struct conn *c)
 
 static void conn_free(struct conn *c)
 {
-    epoll_ctl(c->d->ep, EPOLL_CTL_DEL, c->fd, NULL);
+    ns_rt_del_fd(c->d->rt, c->fd);
     close(c->fd);
     ns_cmd_free(c->sess);
     ns_ctl_rx_free(&c->rx);
@@ -451,13 +468,22 @@ static void reap_conns(struct daemon *d)
     }
 }
 
+static void on_conn(struct ns_rt *rt, void *ctx, int fd, uint32_t events)
+{
+    struct conn *c = ctx;
+    (void)rt;
+    (void)fd;
+    if (!c->dead && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+        conn_input(c, mono_us());
+}
+
 static void accept_clients(struct daemon *d)
 {
     for (;;) {
         int fd = accept4(d->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
-        if (d->nconns >= MAX_CLIENTS) {
+        if (d->nconns >= MAX_CLIENTS || d->shutting) {
             d->stats.clients_refused++;
             static const char msg[] = "nstack: daemon: too many clients\n";
             uint8_t fr[NS_CTL_HDR + sizeof(msg) - 1 + NS_CTL_HDR + 1];
@@ -476,13 +502,11 @@ static void accept_clients(struct daemon *d)
             close(fd);
             continue;
         }
-        c->w.kind = W_CONN;
         c->d = d;
         c->fd = fd;
         ns_ctl_tx_init(&c->tx, CLIENT_OUT_LIMIT);
         c->events = EPOLLIN;
-        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->w};
-        if (epoll_ctl(d->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        if (ns_rt_add_fd(d->rt, fd, EPOLLIN, on_conn, c) < 0) {
             ns_ctl_rx_free(&c->rx);
             free(c);
             close(fd);
@@ -628,6 +652,10 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
             o->serve[o->nserve++] = v;
         })
 #undef OPT
+        if (strcmp(argv[i], "--rcvq-lock") == 0) {
+            o->rcvq_lock = true;
+            continue;
+        }
         fprintf(stderr, "nstack: daemon: unknown option '%s' (see: nstack daemon --help)\n",
                 argv[i]);
         return -1;
@@ -638,13 +666,6 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
         return -1;
     }
     return 0;
-}
-
-static int watch_fd(struct daemon *d, int fd, struct watch *w, enum watch_kind kind)
-{
-    w->kind = kind;
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w};
-    return epoll_ctl(d->ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
 /* Tell running commands' clients that the daemon is going away: ping gets
@@ -667,12 +688,57 @@ static void shutdown_clients(struct daemon *d, uint64_t now)
     flush_conns(d);
 }
 
-static void daemon_free(struct daemon *d)
+static void shutdown_fn(struct ns_rt *rt, void *arg)
 {
+    struct daemon *d = arg;
+    (void)rt;
+    d->shutting = true;
+    shutdown_clients(d, mono_us());
+}
+
+/* On the stack thread: everything that is touched there. */
+static void teardown_fn(struct ns_rt *rt, void *arg)
+{
+    struct daemon *d = arg;
+    ns_rt_set_idle(rt, NULL, NULL);
+    /* Last words to clients still connected (best effort). */
+    flush_conns(d);
     while (d->conns) {
         struct conn *c = d->conns;
         d->conns = c->next;
         conn_free(c);
+    }
+    for (int i = 0; i < d->nheld; i++)
+        ns_pkt_free(d->held[i]);
+    d->nheld = 0;
+    if (d->env_ready)
+        ns_cmd_env_free(&d->env);
+    d->env_ready = false;
+    if (d->dev && d->dev->fd >= 0)
+        ns_rt_del_fd(rt, d->dev->fd);
+    if (d->lfd >= 0)
+        ns_rt_del_fd(rt, d->lfd);
+}
+
+static void daemon_free(struct daemon *d)
+{
+    if (d->rt) {
+        ns_rt_call(d->rt, teardown_fn, d);
+        ns_svc_free(d->svc); /* its threads are done: ns_svc_stop ran */
+        d->svc = NULL;
+        ns_rt_free(d->rt);
+        d->rt = NULL;
+    }
+    ns_svc_free(d->svc);
+    while (d->conns) {
+        struct conn *c = d->conns;
+        d->conns = c->next;
+        close(c->fd);
+        ns_cmd_free(c->sess);
+        ns_ctl_rx_free(&c->rx);
+        ns_ctl_tx_free(&c->tx);
+        free(c->req);
+        free(c);
     }
     for (int i = 0; i < d->nheld; i++)
         ns_pkt_free(d->held[i]);
@@ -684,18 +750,57 @@ static void daemon_free(struct daemon *d)
     ctl_unlink(d);
     if (d->lfd >= 0)
         close(d->lfd);
-    if (d->tfd >= 0)
-        close(d->tfd);
     if (d->sfd >= 0)
         close(d->sfd);
-    if (d->ep >= 0)
-        close(d->ep);
+    if (d->stopfd >= 0)
+        close(d->stopfd);
 }
 
 static bool perm_error(const char *err)
 {
     return strstr(err, strerror(EPERM)) || strstr(err, strerror(EACCES)) ||
            strstr(err, "CAP_NET_ADMIN");
+}
+
+static void on_dev(struct ns_rt *rt, void *ctx, int fd, uint32_t events)
+{
+    /* The idle hook that follows pumps the device. */
+    (void)rt;
+    (void)ctx;
+    (void)fd;
+    (void)events;
+}
+
+static void on_listen(struct ns_rt *rt, void *ctx, int fd, uint32_t events)
+{
+    (void)rt;
+    (void)fd;
+    (void)events;
+    accept_clients(ctx);
+}
+
+struct start_op {
+    struct daemon *d;
+    uint32_t addr;
+    uint8_t plen;
+    int err;
+};
+
+/* On the stack thread: watch the fds, bring the interface up. */
+static void start_fn(struct ns_rt *rt, void *arg)
+{
+    struct start_op *so = arg;
+    struct daemon *d = so->d;
+    if (ns_rt_add_fd(rt, d->lfd, EPOLLIN, on_listen, d) < 0 ||
+        (d->dev->fd >= 0 && ns_rt_add_fd(rt, d->dev->fd, EPOLLIN, on_dev, d) < 0)) {
+        so->err = errno;
+        return;
+    }
+    uint64_t now = mono_us();
+    ns_stack_iface_up(d->s, d->ifindex, now);
+    ns_stack_set_addr(d->s, d->ifindex, so->addr, so->plen, now); /* announces: gratuitous ARP */
+    flush_tx(d, now);
+    ns_rt_set_idle(rt, daemon_idle, d);
 }
 
 static int setup(struct daemon *d, const struct daemon_opts *o)
@@ -793,32 +898,51 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
     d->env_ready = true;
     d->env.extra[d->env.n_extra++] = NS_CTR_GROUP_NAMED("dev", dev_ctr_names, &d->dev->stats);
     d->env.extra[d->env.n_extra++] = NS_CTR_GROUP_NAMED("daemon", daemon_ctr_names, &d->stats);
+    d->svc = ns_svc_new();
+    if (!d->svc) {
+        fprintf(stderr, "nstack: daemon: out of memory\n");
+        return 1;
+    }
+    d->env.svc = d->svc;
     for (int i = 0; i < o->nserve; i++) {
-        if (ns_cmd_serve(&d->env, o->serve[i], err, sizeof(err)) < 0) {
+        int r = ns_svc_is_sctp(o->serve[i]) ? ns_svc_add(d->svc, o->serve[i], err, sizeof(err))
+                                            : ns_cmd_serve(&d->env, o->serve[i], err, sizeof(err));
+        if (r < 0) {
             fprintf(stderr, "nstack: %s\n", err);
             return 2;
         }
     }
 
-    d->ep = epoll_create1(EPOLL_CLOEXEC);
-    d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    /* Every thread from here on (the stack thread, services) inherits the
+     * blocked signals: only the main thread takes them, from the signalfd. */
     sigset_t mask;
     sigemptyset(&mask);
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGTERM);
     sigprocmask(SIG_BLOCK, &mask, NULL);
     d->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (d->ep < 0 || d->tfd < 0 || d->sfd < 0 || watch_fd(d, d->lfd, &d->w_listen, W_LISTEN) ||
-        watch_fd(d, d->tfd, &d->w_timer, W_TIMER) || watch_fd(d, d->sfd, &d->w_signal, W_SIGNAL) ||
-        (d->dev->fd >= 0 && watch_fd(d, d->dev->fd, &d->w_dev, W_DEV))) {
+    d->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (d->sfd < 0 || d->stopfd < 0) {
         fprintf(stderr, "nstack: daemon: event loop setup: %s\n", strerror(errno));
         return 1;
     }
-
-    now = mono_us();
-    ns_stack_iface_up(d->s, d->ifindex, now);
-    ns_stack_set_addr(d->s, d->ifindex, addr, plen, now); /* announces: gratuitous ARP */
-    flush_tx(d, now);
+    d->rt = ns_rt_new_stack(d->s, o->rcvq_lock);
+    if (!d->rt) {
+        fprintf(stderr, "nstack: daemon: stack thread: %s\n", strerror(errno));
+        return 1;
+    }
+    /* Services listen before the first command is accepted (clients
+     * that connected early wait in the control socket's backlog). */
+    if (ns_svc_start(d->svc, d->rt, err, sizeof(err)) < 0) {
+        fprintf(stderr, "nstack: %s\n", err);
+        return 1;
+    }
+    struct start_op so = {.d = d, .addr = addr, .plen = plen};
+    ns_rt_call(d->rt, start_fn, &so);
+    if (so.err) {
+        fprintf(stderr, "nstack: daemon: event loop setup: %s\n", strerror(so.err));
+        return 1;
+    }
 
     char a[16], m[18];
     ns_mac_format(mac.b, m);
@@ -827,40 +951,18 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
     return 0;
 }
 
-static void handle(struct daemon *d, struct watch *w, uint32_t events, uint64_t now)
+/* The main thread: wait for a signal or for the stack thread asking to
+ * stop (device gone). */
+static void wait_stop(struct daemon *d)
 {
-    switch (w->kind) {
-    case W_DEV:
-        /* pump() below reads the device. */
-        break;
-    case W_LISTEN:
-        accept_clients(d);
-        break;
-    case W_TIMER: {
-        uint64_t exp;
-        ssize_t r = read(d->tfd, &exp, sizeof(exp));
-        (void)r;
-        d->armed = NS_TIME_NEVER; /* absolute timers are one-shot */
-        d->stats.wakeups++;
-        break;
+    struct pollfd pf[2] = {{.fd = d->sfd, .events = POLLIN}, {.fd = d->stopfd, .events = POLLIN}};
+    for (;;) {
+        int n = poll(pf, 2, -1);
+        if (n < 0 && errno != EINTR)
+            return;
+        if (n > 0)
+            return;
     }
-    case W_SIGNAL: {
-        struct signalfd_siginfo si;
-        while (read(d->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-            d->stop = true;
-        break;
-    }
-    case W_CONN: {
-        struct conn *c = (struct conn *)w;
-        if (c->dead)
-            break;
-        if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-            conn_input(c, now);
-        break;
-    }
-    }
-    pump(d);
-    flush_conns(d);
 }
 
 int ns_daemon_main(int argc, char **argv)
@@ -872,32 +974,18 @@ int ns_daemon_main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     struct daemon d;
     memset(&d, 0, sizeof(d));
-    d.ep = d.lfd = d.tfd = d.sfd = -1;
-    d.armed = NS_TIME_NEVER;
-    d.w_dev.kind = W_DEV;
+    d.lfd = d.sfd = d.stopfd = -1;
     int rc = setup(&d, &o);
     if (rc) {
+        ns_svc_stop(d.svc);
         daemon_free(&d);
         return rc;
     }
-    while (!d.stop) {
-        uint64_t next = run_timers(&d);
-        flush_conns(&d);
-        reap_conns(&d);
-        arm_timer(&d, next);
-        struct epoll_event evs[32];
-        int n = epoll_wait(d.ep, evs, 32, -1);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            fprintf(stderr, "nstack: daemon: epoll_wait: %s\n", strerror(errno));
-            rc = 1;
-            break;
-        }
-        for (int i = 0; i < n; i++)
-            handle(&d, evs[i].data.ptr, evs[i].events, mono_us());
-    }
-    shutdown_clients(&d, mono_us());
+    wait_stop(&d);
+    ns_rt_call(d.rt, shutdown_fn, &d);
+    /* Services and perf runs are application threads of the runtime: they
+     * are done before it goes. */
+    ns_svc_stop(d.svc);
     daemon_free(&d);
-    return rc ? rc : d.exit_rc;
+    return d.exit_rc;
 }

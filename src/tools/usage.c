@@ -16,7 +16,8 @@ const char ns_cmd_usage_main[] =
     "  sysctl KEY... | -w KEY=VALUE... | -a                  tunables\n"
     "  addr                                                  interfaces, ip-addr format\n"
     "  udp send [-p SPORT] DEST PORT [TEXT] | udp recv PORT [-c N] [-W SEC]\n"
-    "  sctp [show [ID]]                                      SCTP associations\n"
+    "  sctp [show [ID]] | sctp send HOST PORT TEXT           SCTP associations; a message\n"
+    "  perf -H HOST [-p PORT] [-l SECS] [-m SIZE] [-n N] [-u] [-D SEC]  SCTP_STREAM test\n"
     "\n"
     "Global options:\n"
     "  -C PATH   control socket (default: $NSTACK_CTL, else the only socket in /run/nstack)\n"
@@ -65,15 +66,37 @@ static const char usage_udp[] =
 
 static const char usage_sctp[] =
     "Usage: nstack [-j] sctp [show [ID]]\n"
-    "The SCTP associations (or association ID): state, addresses and ports, streams,\n"
-    "congestion and receive windows, RTT/RTO, TSNs, one line per path, and counters.\n";
+    "       nstack sctp send [-i SID] [-P PPID] [-W SEC] HOST PORT TEXT...\n"
+    "show: the SCTP associations (or association ID): state, addresses and ports,\n"
+    "streams, congestion and receive windows, RTT/RTO, TSNs, one line per path, and\n"
+    "counters.\n"
+    "send: one message of TEXT (words joined by spaces) on stream SID (default 0) with\n"
+    "ppid PPID (default 0) over a new association, then prints each message that comes\n"
+    "back within SEC seconds (default 1) as \"reply stream S ppid P len N: TEXT\".\n";
+
+static const char usage_perf[] =
+    "Usage: nstack perf -H HOST [-p PORT] [-l SECS] [-m MSGSIZE] [-n STREAMS] [-u]\n"
+    "                   [-D INTERVAL] [-S SNDBUF] [-s RCVBUF]\n"
+    "netperf's SCTP_STREAM test against a daemon's --serve perf:PORT service: the\n"
+    "daemon sends MSGSIZE-byte messages to HOST:PORT as fast as it can for SECS and\n"
+    "prints netperf's table (throughput as the server received it, CPU utilization\n"
+    "and service demand of both daemon processes) and the message rate.\n"
+    "  -p PORT     server port (default 5001)\n"
+    "  -l SECS     test length (default 10)\n"
+    "  -m MSGSIZE  message size in bytes (default 1024, at most 1048576)\n"
+    "  -n STREAMS  outbound streams, used in turn (default 1)\n"
+    "  -u          unordered delivery\n"
+    "  -D SEC      interim results every SEC seconds\n"
+    "  -S SNDBUF   the sending socket's SO_SNDBUF\n"
+    "  -s RCVBUF   the sending socket's SO_RCVBUF\n"
+    "^C ends the test early and prints the table for the time so far.\n";
 
 static const struct {
     const char *name;
     const char *usage;
 } cmds[] = {
     {"ping", usage_ping}, {"neigh", usage_neigh}, {"stats", usage_stats}, {"sysctl", usage_sysctl},
-    {"addr", usage_addr}, {"udp", usage_udp},     {"sctp", usage_sctp},
+    {"addr", usage_addr}, {"udp", usage_udp},     {"sctp", usage_sctp},   {"perf", usage_perf},
 };
 
 bool ns_cmd_known(const char *name)

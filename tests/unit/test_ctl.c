@@ -28,8 +28,10 @@
 #include "../../src/tools/ctl.c"
 #include "../../src/tools/neighcmd.c"
 #include "../../src/tools/ping.c"
+#include "../../src/tools/perfcmd.c"
 #include "../../src/tools/pingstat.c"
 #include "../../src/tools/sctpcmd.c"
+#include "../../src/tools/services.c"
 #include "../../src/tools/text.c"
 #include "../../src/tools/udpcmd.c"
 #include "../../src/tools/usage.c"
@@ -1193,7 +1195,7 @@ static void test_stats_and_addr(void **st)
     assert_int_equal(run(&w, 0, 0, "stats nope", &c), 2);
     assert_string_equal(ns_sbuf_str(&c.err),
                         "nstack: stats: unknown group 'nope' (groups: eth, arp, arp_cache, ip, "
-                        "icmp, udp, sctp, sctp_glue, cmd)\n");
+                        "icmp, udp, sctp, sctp_glue, gauges, cmd)\n");
     cap_free(&c);
 
     CHECK(&w, 0, 0, "addr", 0,
@@ -1353,6 +1355,67 @@ static void test_cancel_and_teardown(void **st)
     world_free(&w);
 }
 
+/* perf and sctp send: argument errors, and no socket runtime outside the
+ * daemon (the engine here has none); the service specs. */
+static void test_perf_and_services_args(void **st)
+{
+    (void)st;
+    struct world w;
+    world_init(&w);
+    settle(&w);
+    static const struct {
+        const char *line;
+        int status;
+        const char *err;
+    } cases[] = {
+        {"perf", 2, "nstack: perf: -H HOST required (see: nstack perf --help)\n"},
+        {"perf -H 1.2.3", 2, "nstack: bad address '1.2.3'\n"},
+        {"perf -H 198.18.0.2 -m 0", 2, "nstack: perf: bad -m '0' (see: nstack perf --help)\n"},
+        {"perf -H 198.18.0.2 -l 0", 2, "nstack: perf: bad -l '0' (see: nstack perf --help)\n"},
+        {"perf -H 198.18.0.2 -p 70000", 2,
+         "nstack: perf: bad -p '70000' (see: nstack perf --help)\n"},
+        {"perf -H 198.18.0.2", 1,
+         "nstack: perf: this stack has no socket runtime (run it in the daemon)\n"},
+        {"perf 198.18.0.2 -u -n 4", 1,
+         "nstack: perf: this stack has no socket runtime (run it in the daemon)\n"},
+        {"sctp send 198.18.0.2 7", 2,
+         "nstack: sctp send: HOST PORT TEXT required (see: nstack sctp --help)\n"},
+        {"sctp send 198.18.0.2 0 x", 2, "nstack: sctp send: bad port '0' (1-65535)\n"},
+        {"sctp send -W x 198.18.0.2 7 x", 2,
+         "nstack: sctp send: bad -W 'x' (see: nstack sctp --help)\n"},
+        {"sctp send 198.18.0.2 7 hi", 1,
+         "nstack: sctp send: this stack has no socket runtime (run it in the daemon)\n"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct cap c;
+        int status = run(&w, 0, 0, cases[i].line, &c);
+        if (status != cases[i].status || strcmp(ns_sbuf_str(&c.err), cases[i].err) != 0)
+            fail_msg("'%s': status %d err '%s'", cases[i].line, status, ns_sbuf_str(&c.err));
+        assert_string_equal(ns_sbuf_str(&c.out), "");
+        cap_free(&c);
+    }
+    char *const help[] = {"perf", "--help"};
+    assert_true(ns_cmd_wants_help(2, help));
+    assert_non_null(strstr(ns_cmd_usage("perf"), "-H HOST"));
+
+    struct ns_svc *svc = ns_svc_new();
+    assert_non_null(svc);
+    char err[128];
+    assert_true(ns_svc_is_sctp("perf:5001"));
+    assert_true(ns_svc_is_sctp("echo:7"));
+    assert_false(ns_svc_is_sctp("udp-echo:7"));
+    assert_int_equal(ns_svc_add(svc, "discard:9", err, sizeof(err)), 0);
+    assert_int_equal(ns_svc_add(svc, "echo:0", err, sizeof(err)), -1);
+    assert_string_equal(err, "bad service 'echo:0' (use: echo:PORT)");
+    assert_int_equal(ns_svc_add(svc, "chargen:19", err, sizeof(err)), -1);
+    assert_null(ns_svc_rt(svc));
+    assert_false(ns_svc_stopping(svc));
+    ns_svc_stop(svc); /* never started: nothing to join */
+    assert_true(ns_svc_stopping(svc));
+    ns_svc_free(svc);
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1379,6 +1442,7 @@ int main(void)
         cmocka_unit_test(test_stats_and_addr),
         cmocka_unit_test(test_udp_commands),
         cmocka_unit_test(test_cancel_and_teardown),
+        cmocka_unit_test(test_perf_and_services_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

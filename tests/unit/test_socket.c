@@ -921,6 +921,78 @@ static void test_runtime_fds(void **state)
     skp_free(&p);
 }
 
+struct idle_probe {
+    atomic_int calls;
+    atomic_int fd_calls;
+    _Atomic uint64_t target; /* deadline the hook asks for until it passes */
+    _Atomic uint64_t fired;  /* first call at or after target */
+};
+
+static uint64_t on_idle(struct ns_rt *rt, void *ctx, uint64_t now)
+{
+    struct idle_probe *ip = ctx;
+    (void)rt;
+    atomic_fetch_add(&ip->calls, 1);
+    uint64_t t = atomic_load(&ip->target);
+    if (now < t)
+        return t;
+    if (atomic_load(&ip->fired) == 0)
+        atomic_store(&ip->fired, now);
+    return NS_TIME_NEVER;
+}
+
+static void on_fd_count(struct ns_rt *rt, void *ctx, int fd, uint32_t events)
+{
+    struct idle_probe *ip = ctx;
+    (void)rt;
+    (void)fd;
+    (void)events;
+    atomic_fetch_add(&ip->fd_calls, 1);
+}
+
+/* The embedder's idle hook runs after fd callbacks, and the deadline it
+ * returns wakes the loop by itself; ns_rt_mod_fd changes watched events. */
+static void test_runtime_idle_hook(void **state)
+{
+    (void)state;
+    struct skp p;
+    assert_int_equal(skp_init(&p, NULL, NULL, false), 0);
+    struct idle_probe ip = {0};
+    uint64_t t0 = ns_rt_now();
+    atomic_store(&ip.target, t0 + 30000);
+    ns_rt_set_idle(p.a, on_idle, &ip);
+    assert_true(atomic_load(&ip.calls) >= 1);
+    for (int i = 0; i < 500 && atomic_load(&ip.fired) == 0; i++)
+        usleep(2000);
+    uint64_t fired = atomic_load(&ip.fired);
+    assert_true(fired >= t0 + 30000);
+    assert_true(fired < t0 + 500000);
+    usleep(20000);
+    int base = atomic_load(&ip.calls);
+    usleep(50000);
+    assert_int_equal(atomic_load(&ip.calls), base); /* NEVER: no more wakeups */
+    /* An fd that is always writable: watched for POLLIN it stays quiet,
+     * switched to POLLOUT it fires (and the hook runs after it). */
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    assert_int_equal(ns_rt_add_fd(p.a, pfd[1], POLLIN, on_fd_count, &ip), 0);
+    usleep(20000);
+    assert_int_equal(atomic_load(&ip.fd_calls), 0);
+    assert_int_equal(ns_rt_mod_fd(p.a, pfd[1], POLLOUT), 0);
+    for (int i = 0; i < 500 && atomic_load(&ip.fd_calls) == 0; i++)
+        usleep(2000);
+    assert_true(atomic_load(&ip.fd_calls) > 0);
+    assert_int_equal(ns_rt_mod_fd(p.a, pfd[1], POLLIN), 0);
+    assert_true(atomic_load(&ip.calls) > base);
+    assert_int_equal(ns_rt_del_fd(p.a, pfd[1]), 0);
+    assert_int_equal(ns_rt_mod_fd(p.a, pfd[1], POLLIN), -1);
+    assert_int_equal(errno, ENOENT);
+    ns_rt_set_idle(p.a, NULL, NULL);
+    close(pfd[0]);
+    close(pfd[1]);
+    skp_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -940,6 +1012,7 @@ int main(void)
         cmocka_unit_test(test_lossy),
         cmocka_unit_test(test_over_stack),
         cmocka_unit_test(test_runtime_fds),
+        cmocka_unit_test(test_runtime_idle_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

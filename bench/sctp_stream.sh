@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SCTP_STREAM between two nstack daemons over TAP + bridge in a namespace
+# (`nstack perf`, netperf's test): message sizes 30, 1000 and 65536 bytes,
+# REPS runs of SECS seconds each; median and spread (min-max) of messages/s,
+# Mbit/s and service demand (send and receive, us/KB). Next to it the raw
+# frame rate of the same TAP -> bridge -> TAP path (bench_tap_raw, 64- and
+# 1500-byte frames) and the fraction of that byte rate SCTP reaches; then
+# the SCTP runs again with the receive-queue ablation lock (--rcvq-lock).
+# Prints Markdown.
+# Usage: bench/sctp_stream.sh [BUILD_DIR]   (env: REPS=5 SECS=5 SIZES="30 1000 65536")
+set -uo pipefail
+BUILD=${1:-build}
+NSTACK=$BUILD/nstack
+RAW=$BUILD/bench_tap_raw
+REPS=${REPS:-5}
+SECS=${SECS:-5}
+SIZES=${SIZES:-30 1000 65536}
+[ "$(id -u)" -eq 0 ] || { echo "sctp_stream: needs root (namespaces, TAP)"; exit 77; }
+[ -x "$NSTACK" ] && [ -x "$RAW" ] || { echo "sctp_stream: build $NSTACK and $RAW first"; exit 1; }
+NS="nsss$$"; BR="bss$$"; TA="tssa$$"; TB="tssb$$"
+WORK=$(mktemp -d /tmp/nstack-sctpstream.XXXXXX)
+PIDS=()
+stop_daemons() {
+    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+    PIDS=()
+}
+cleanup() {
+    stop_daemons
+    ip netns pids "$NS" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+    ip netns del "$NS" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+ip netns add "$NS"
+ip -n "$NS" link set lo up
+ip -n "$NS" link add "$BR" type bridge
+ip -n "$NS" link set "$BR" up
+for t in "$TA" "$TB"; do
+    ip netns exec "$NS" ip tuntap add dev "$t" mode tap
+    ip -n "$NS" link set "$t" master "$BR"
+    ip -n "$NS" link set "$t" up
+done
+
+start_daemons() { # extra daemon args
+    ip netns exec "$NS" "$NSTACK" daemon --dev "tap:$TA" --addr 198.18.0.2/24 \
+        --ctl "$WORK/a.sock" "$@" 2>"$WORK/a.log" &
+    PIDS+=($!)
+    ip netns exec "$NS" "$NSTACK" daemon --dev "tap:$TB" --addr 198.18.0.3/24 \
+        --ctl "$WORK/b.sock" --serve perf:5001 "$@" 2>"$WORK/b.log" &
+    PIDS+=($!)
+    for s in a b; do
+        for _ in $(seq 100); do [ -S "$WORK/$s.sock" ] && break; sleep 0.05; done
+        [ -S "$WORK/$s.sock" ] || { cat "$WORK/$s.log"; exit 1; }
+    done
+}
+
+# stats: "median min max" of the numbers on stdin
+stats() { sort -g | awk '{v[NR]=$1} END {if (!NR) {print "- - -"; exit}
+    m = NR % 2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2; printf "%s %s %s\n", m, v[1], v[NR]}'; }
+fmt() { # median min max decimals -> "median (min-max)"
+    awk -v m="$1" -v a="$2" -v b="$3" -v d="$4" 'BEGIN {
+        f = "%." d "f"; printf(f " (" f "-" f ")", m, a, b) }'; }
+
+declare -A MBIT RATE
+# run_sizes LABEL: one table row per size
+run_sizes() {
+    local label=$1
+    for m in $SIZES; do
+        : >"$WORK/rows"
+        for _ in $(seq "$REPS"); do
+            out=$("$NSTACK" -C "$WORK/a.sock" perf -H 198.18.0.3 -l "$SECS" -m "$m" 2>&1) || {
+                echo "perf -m $m failed: $out" >&2; continue; }
+            row=$(echo "$out" | awk '/^bytes/ {getline; getline; print; exit}')
+            rate=$(echo "$out" | awk '/messages\/s:/ {print $1}')
+            echo "$row $rate" >>"$WORK/rows"
+        done
+        read -r r_med r_min r_max < <(awk '{print $10}' "$WORK/rows" | stats)
+        read -r t_med t_min t_max < <(awk '{print $5}' "$WORK/rows" | stats)
+        read -r s_med s_min s_max < <(awk '{print $8}' "$WORK/rows" | stats)
+        read -r d_med d_min d_max < <(awk '{print $9}' "$WORK/rows" | stats)
+        MBIT[$label/$m]=$t_med
+        RATE[$label/$m]=$r_med
+        printf "| %s | %s | %s | %s | %s | %s | %s |\n" "$label" "$m" "$(wc -l <"$WORK/rows")" \
+            "$(fmt "$r_med" "$r_min" "$r_max" 0)" "$(fmt "$t_med" "$t_min" "$t_max" 2)" \
+            "$(fmt "$s_med" "$s_min" "$s_max" 1)" "$(fmt "$d_med" "$d_min" "$d_max" 1)"
+    done
+}
+
+echo "Command: REPS=$REPS SECS=$SECS bench/sctp_stream.sh $BUILD ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs)"
+echo
+echo "### Raw TAP -> bridge -> TAP (bench_tap_raw, $SECS s)"
+echo
+echo "| frame bytes | frames/s | Mbit/s (frame bytes) |"
+echo "|---|---|---|"
+declare -A RAWMBIT RAWFPS
+for f in 64 1500; do
+    r=$(ip netns exec "$NS" "$RAW" "$TA" "$TB" $f "$SECS")
+    fps=$(echo "$r" | awk '{print $10}')
+    mb=$(echo "$r" | awk '{print $12}')
+    RAWMBIT[$f]=$mb
+    RAWFPS[$f]=$fps
+    echo "| $f | $fps | $mb |"
+done
+echo
+echo "### SCTP_STREAM (nstack perf), median (min-max) of $REPS runs"
+echo
+echo "| variant | msg bytes | runs | msgs/s | 10^6bits/s | SD send us/KB | SD recv us/KB |"
+echo "|---|---|---|---|---|---|---|"
+start_daemons
+run_sizes default
+stop_daemons
+rm -f "$WORK"/*.sock
+start_daemons --rcvq-lock
+run_sizes rcvq-lock
+stop_daemons
+echo
+if [ -n "${MBIT[default/65536]:-}" ]; then
+    awk -v s="${MBIT[default/65536]}" -v r="${RAWMBIT[1500]}" 'BEGIN {
+        printf "SCTP payload at 64 KiB messages: %.2f Mbit/s = %.1f%% of the raw 1500-byte frame rate (%.2f Mbit/s).\n", s, (r > 0 ? 100 * s / r : 0), r }'
+fi
+if [ -n "${RATE[default/30]:-}" ]; then
+    awk -v s="${RATE[default/30]}" -v r="${RAWFPS[64]}" 'BEGIN {
+        printf "SCTP at 30-byte messages: %.0f msgs/s; the raw path carries %.0f 64-byte frames/s.\n", s, r }'
+fi
