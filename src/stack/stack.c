@@ -259,6 +259,19 @@ NS_CTR_NAMES(ip_ctr_names, NS_IP_COUNTERS);
 NS_CTR_NAMES(icmp_ctr_names, NS_ICMP_COUNTERS);
 NS_CTR_NAMES(udp_ctr_names, NS_UDP_COUNTERS);
 NS_CTR_NAMES(sctp_glue_ctr_names, NS_SCTP_GLUE_COUNTERS);
+NS_CTR_NAMES(gauge_names, NS_STACK_GAUGES);
+
+static void refresh_gauges(struct ns_stack *s)
+{
+    struct ns_stack_gauges *g = &s->gauges;
+    g->arp_cache_entries = s->arp_tbl.entries;
+    g->arp_cache_gc_entries = s->arp_tbl.gc_entries;
+    g->ip_reasm_datagrams = s->reass.count;
+    g->ip_reasm_mem_bytes = s->reass.mem;
+    g->txq_frames = 0;
+    for (uint32_t i = 0; i < s->n_ifaces; i++)
+        g->txq_frames += s->ifaces[i].txq.count;
+}
 
 size_t ns_stack_counters(struct ns_stack *s, struct ns_ctr_group *out, size_t max)
 {
@@ -277,5 +290,9 @@ size_t ns_stack_counters(struct ns_stack *s, struct ns_ctr_group *out, size_t ma
     n += ns_sctp_counters(&s->sctp, out + n, max - n);
     if (n < max)
         out[n++] = NS_CTR_GROUP_NAMED("sctp_glue", sctp_glue_ctr_names, &s->sctp_glue_stats);
+    if (n < max) {
+        refresh_gauges(s);
+        out[n++] = NS_CTR_GROUP_NAMED("gauges", gauge_names, &s->gauges);
+    }
     return n;
 }

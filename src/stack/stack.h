@@ -78,6 +78,20 @@ struct ns_sctp_glue_stats {
     NS_SCTP_GLUE_COUNTERS(NS_CTR_FIELD)
 };
 
+/* Current values, not counters: group "gauges" in `nstack stats`, read from
+ * the live structures each time ns_stack_counters is called (so a hostile
+ * peer's effect on table and reassembly sizes can be watched from outside). */
+#define NS_STACK_GAUGES(X)                                                                         \
+    X(arp_cache_entries)    /* neighbour entries, PERMANENT ones included */                       \
+    X(arp_cache_gc_entries) /* ... those counted against gc_thresh2/3 */                           \
+    X(ip_reasm_datagrams)   /* incomplete datagrams held for reassembly */                         \
+    X(ip_reasm_mem_bytes)   /* bytes they charge against ipv4.ipfrag_high_thresh */                \
+    X(txq_frames)           /* frames waiting on the interfaces' transmit queues */
+
+struct ns_stack_gauges {
+    NS_STACK_GAUGES(NS_CTR_FIELD)
+};
+
 struct ns_stack {
     struct ns_params params;
     struct ns_timers timers;
@@ -105,6 +119,7 @@ struct ns_stack {
     struct ns_ip_stats ip_stats;
     struct ns_icmp_stats icmp_stats;
     struct ns_udp_stats udp_stats;
+    struct ns_stack_gauges gauges; /* refreshed by ns_stack_counters */
 };
 
 struct ns_stack_config {

@@ -78,14 +78,17 @@ stop_daemon() {
 ns() { ip netns exec "$NS" "$@"; }
 nst() { "$NSTACK" -C "$CTL" "$@"; }
 
-# tshark_clean FILE: no malformed packet and no bad checksum in a capture.
+# tshark_clean FILE [FILTER]: no malformed packet and no bad checksum in a
+# capture (only among the packets matching the display filter FILTER, e.g.
+# the daemon's own frames when a test sends malformed ones on purpose).
 tshark_clean() {
-    local f=$1 bad
+    local f=$1 bad sel='_ws.malformed || _ws.expert.severity >= error'
+    [ -n "${2:-}" ] && sel="($2) && ($sel)"
     command -v tshark >/dev/null || { echo "tshark missing"; return 1; }
     # ICMP checksums are always verified by this tshark; IP, UDP and SCTP
     # ones only when asked.
     local opts=(-o ip.check_checksum:TRUE -o udp.check_checksum:TRUE -o "sctp.checksum:CRC 32c")
     tshark -r "$f" "${opts[@]}" >/dev/null || { echo "tshark cannot read $f"; return 1; }
-    bad=$(tshark -r "$f" "${opts[@]}" -Y '_ws.malformed || _ws.expert.severity >= error' | wc -l)
-    [ "$bad" -eq 0 ] || { tshark -r "$f" "${opts[@]}" -Y '_ws.malformed || _ws.expert.severity >= error' | head; return 1; }
+    bad=$(tshark -r "$f" "${opts[@]}" -Y "$sel" | wc -l)
+    [ "$bad" -eq 0 ] || { tshark -r "$f" "${opts[@]}" -Y "$sel" | head; return 1; }
 }
