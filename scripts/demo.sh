@@ -18,8 +18,11 @@ TAP="tdemo$$"
 WORK=$(mktemp -d /tmp/nstack-demo.XXXXXX)
 CTL="$WORK/ctl.sock"
 PID=
+SCTP_PIDS=()
 cleanup() {
-    [ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+    for p in "$PID" "${SCTP_PIDS[@]}"; do
+        [ -n "$p" ] && kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
+    done
     ip netns del "$NS" 2>/dev/null
     rm -rf "$WORK"
 }
@@ -56,6 +59,26 @@ done
 say "a destination nobody owns: 3 broadcast requests 1 s apart, then unreachable"
 run "$NSTACK" ping -c 1 -W 5 198.18.0.99
 run "$NSTACK" neigh show
+say "SCTP: two nstack daemons on a bridge, an SCTP_STREAM run (netperf's table)"
+BR="bdemo$$"; TA="tdemoa$$"; TB="tdemob$$"
+ip -n "$NS" link add "$BR" type bridge && ip -n "$NS" link set "$BR" up
+for t in "$TA" "$TB"; do
+    ip netns exec "$NS" ip tuntap add dev "$t" mode tap
+    ip -n "$NS" link set "$t" master "$BR"
+    ip -n "$NS" link set "$t" up
+done
+printf '$ %s\n' "nstack daemon --dev tap:$TB --addr 198.18.1.3/24 --serve perf:5001 --serve echo:7 &"
+ip netns exec "$NS" "$NSTACK" daemon --dev "tap:$TB" --addr 198.18.1.3/24 --ctl "$WORK/b.sock" \
+    --serve perf:5001 --serve echo:7 2>/dev/null &
+SCTP_PIDS+=($!)
+printf '$ %s\n' "nstack daemon --dev tap:$TA --addr 198.18.1.2/24 &"
+ip netns exec "$NS" "$NSTACK" daemon --dev "tap:$TA" --addr 198.18.1.2/24 --ctl "$WORK/a.sock" 2>/dev/null &
+SCTP_PIDS+=($!)
+for _ in $(seq 100); do [ -S "$WORK/a.sock" ] && [ -S "$WORK/b.sock" ] && break; sleep 0.05; done
+run "$NSTACK" -C "$WORK/a.sock" sctp send 198.18.1.3 7 "hello over SCTP"
+run "$NSTACK" -C "$WORK/a.sock" perf -H 198.18.1.3 -l 3 -m 30
+run "$NSTACK" -C "$WORK/a.sock" perf -H 198.18.1.3 -l 3 -m 65536
+
 say "counters"
 run "$NSTACK" stats | head -40
 say "done: tearing down $NS"
