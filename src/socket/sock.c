@@ -551,6 +551,10 @@ static void tx_run(struct ns_rt *rt, struct ns_sock *s)
     uint64_t now = ns_rt_now();
     pthread_mutex_lock(&s->sndlock);
     struct ns_sock_tx *t = s->txq;
+    /* What is left when the engine's buffer fills is a suffix of this list,
+     * so its tail is this tail: putting it back stays O(1) however many
+     * small messages wait. */
+    struct ns_sock_tx *taken_tail = s->txq_tail;
     s->txq = s->txq_tail = NULL;
     s->tx_posted = false;
     pthread_mutex_unlock(&s->sndlock);
@@ -602,12 +606,9 @@ static void tx_run(struct ns_rt *rt, struct ns_sock *s)
     pthread_mutex_lock(&s->sndlock);
     if (t) {
         /* Put the rest back in front of what came meanwhile. */
-        struct ns_sock_tx *last = t;
-        while (last->next)
-            last = last->next;
-        last->next = s->txq;
+        taken_tail->next = s->txq;
         if (!s->txq)
-            s->txq_tail = last;
+            s->txq_tail = taken_tail;
         s->txq = t;
     }
     s->tx_bytes -= sent_bytes;
