@@ -22,13 +22,8 @@ struct ns_ctr_group {
     size_t n;
 };
 
-#define NS_CTR_GROUP(gname, list, ptr)                                                             \
-    ((struct ns_ctr_group){gname, (const char *const[]){list(NS_CTR_NAME)},                        \
-                           (const uint64_t *)(ptr), sizeof(*(ptr)) / sizeof(uint64_t)})
-
-/* NS_CTR_GROUP's compound literal has automatic storage inside a function:
- * a group that outlives the block building it (one returned to a caller)
- * takes its names from a file-scope table made with NS_CTR_NAMES. */
+/* Groups are handed to callers, so their names live in a file-scope table
+ * (NS_CTR_NAMES), never in a compound literal inside a function. */
 #define NS_CTR_NAMES(var, list) static const char *const var[] = {list(NS_CTR_NAME)}
 #define NS_CTR_GROUP_NAMED(gname, names, ptr)                                                      \
     ((struct ns_ctr_group){gname, names, (const uint64_t *)(ptr),                                  \

@@ -75,6 +75,12 @@ void ns_sctp_free(struct ns_sctp *s)
     memset(s, 0, sizeof(*s));
 }
 
+void ns_sctp_set_params(struct ns_sctp *s, const struct ns_sctp_params *p)
+{
+    s->p = *p;
+    s->cookie.life_us = (uint64_t)p->cookie_secret_life_ms * 1000;
+}
+
 size_t ns_sctp_counters(const struct ns_sctp *s, struct ns_ctr_group *out, size_t max)
 {
     NS_CTR_NAMES(names, NS_SCTP_COUNTERS);

@@ -288,6 +288,10 @@ void ns_sctp_free(struct ns_sctp *s);
 void ns_sctp_input(struct ns_sctp *s, struct ns_pkt *p, const struct ns_sctp_addr *src,
                    const struct ns_sctp_addr *dst, uint64_t now);
 
+/* Replace the tunables (sysctl `sctp.*`): new associations take them; the
+ * cookie secret's rotation period applies from the next rotation. */
+void ns_sctp_set_params(struct ns_sctp *s, const struct ns_sctp_params *p);
+
 /* Stack-wide counters as one group (returns the number of groups filled). */
 size_t ns_sctp_counters(const struct ns_sctp *s, struct ns_ctr_group *out, size_t max);
 

@@ -133,10 +133,7 @@ int ns_sysctl_set(struct ns_stack *s, const char *key, uint32_t val, uint64_t no
         if (p.rto_min_ms > p.rto_max_ms)
             return -EINVAL;
         s->params.sctp = p;
-        /* The engine keeps its own copy, from which new associations take
-         * theirs. */
-        s->sctp.p = p;
-        s->sctp.cookie.life_us = (uint64_t)p.cookie_secret_life_ms * 1000;
+        ns_sctp_set_params(&s->sctp, &p);
         (void)now;
         return 0;
     }
