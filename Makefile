@@ -7,10 +7,13 @@ TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 60
+# `make soak`: virtual seconds of traffic per seed, and the seeds.
+SOAK_SECONDS ?= 600
+SOAK_SEEDS ?= 1 2 3
 # The threaded tests, run again under ThreadSanitizer by `make check`.
 TSAN_TESTS ?= test_socket test_socket_flood
 
-.PHONY: all build demo check deps asan tsan tsan-tests fuzz-build fuzz bench install format format-check clean
+.PHONY: all build demo check deps asan tsan tsan-tests fuzz-build fuzz soak bench install format format-check clean
 
 all: build
 
@@ -47,6 +50,15 @@ demo: build
 
 fuzz: fuzz-build
 	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# The soak (tests/sim/sim_soak.c) for SOAK_SECONDS of virtual time per seed,
+# release build (about 3.7 minutes per seed); `make check` runs it for 8
+# virtual seconds under ASan.
+soak: build
+	@for seed in $(SOAK_SEEDS); do \
+		echo "== sim_soak seed $$seed, $(SOAK_SECONDS) virtual s"; \
+		NS_SOAK_SECONDS=$(SOAK_SECONDS) NS_SOAK_SEED=$$seed $(BUILD)/sim_soak || exit 1; \
+	done
 
 bench: deps build
 	@scripts/bench.sh $(BUILD)

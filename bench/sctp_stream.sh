@@ -5,7 +5,8 @@
 # Mbit/s and service demand (send and receive, us/KB). Next to it the raw
 # frame rate of the same TAP -> bridge -> TAP path (bench_tap_raw, 64- and
 # 1500-byte frames) and the fraction of that byte rate SCTP reaches; then
-# the SCTP runs again with the receive-queue ablation lock (--rcvq-lock).
+# the SCTP runs again with the receive-queue ablation lock (--rcvq-lock),
+# the two variants taking turns rep by rep (each rep restarts the daemons).
 # Prints Markdown.
 # Usage: bench/sctp_stream.sh [BUILD_DIR]   (env: REPS=5 SECS=5 SIZES="30 1000 65536")
 set -uo pipefail
@@ -64,28 +65,41 @@ fmt() { # median min max decimals -> "median (min-max)"
         f = "%." d "f"; printf(f " (" f "-" f ")", m, a, b) }'; }
 
 declare -A MBIT RATE
-# run_sizes LABEL: one table row per size
-run_sizes() {
+# collect LABEL: one run of every size, rows appended per size
+collect() {
     local label=$1
     for m in $SIZES; do
-        : >"$WORK/rows"
-        for _ in $(seq "$REPS"); do
-            out=$("$NSTACK" -C "$WORK/a.sock" perf -H 198.18.0.3 -l "$SECS" -m "$m" 2>&1) || {
-                echo "perf -m $m failed: $out" >&2; continue; }
-            row=$(echo "$out" | awk '/^bytes/ {getline; getline; print; exit}')
-            rate=$(echo "$out" | awk '/messages\/s:/ {print $1}')
-            echo "$row $rate" >>"$WORK/rows"
-        done
-        read -r r_med r_min r_max < <(awk '{print $10}' "$WORK/rows" | stats)
-        read -r t_med t_min t_max < <(awk '{print $5}' "$WORK/rows" | stats)
-        read -r s_med s_min s_max < <(awk '{print $8}' "$WORK/rows" | stats)
-        read -r d_med d_min d_max < <(awk '{print $9}' "$WORK/rows" | stats)
+        out=$("$NSTACK" -C "$WORK/a.sock" perf -H 198.18.0.3 -l "$SECS" -m "$m" 2>&1) || {
+            echo "perf -m $m failed: $out" >&2; continue; }
+        row=$(echo "$out" | awk '/^bytes/ {getline; getline; print; exit}')
+        rate=$(echo "$out" | awk '/messages\/s:/ {print $1}')
+        echo "$row $rate" >>"$WORK/rows.$label.$m"
+    done
+}
+# report LABEL: one table row per size
+report() {
+    local label=$1
+    for m in $SIZES; do
+        local f="$WORK/rows.$label.$m"
+        touch "$f"
+        read -r r_med r_min r_max < <(awk '{print $10}' "$f" | stats)
+        read -r t_med t_min t_max < <(awk '{print $5}' "$f" | stats)
+        read -r s_med s_min s_max < <(awk '{print $8}' "$f" | stats)
+        read -r d_med d_min d_max < <(awk '{print $9}' "$f" | stats)
         MBIT[$label/$m]=$t_med
         RATE[$label/$m]=$r_med
-        printf "| %s | %s | %s | %s | %s | %s | %s |\n" "$label" "$m" "$(wc -l <"$WORK/rows")" \
+        printf "| %s | %s | %s | %s | %s | %s | %s |\n" "$label" "$m" "$(wc -l <"$f")" \
             "$(fmt "$r_med" "$r_min" "$r_max" 0)" "$(fmt "$t_med" "$t_min" "$t_max" 2)" \
             "$(fmt "$s_med" "$s_min" "$s_max" 1)" "$(fmt "$d_med" "$d_min" "$d_max" 1)"
     done
+}
+# The variants take turns, first one then the other leading, so a drift
+# of the shared machine over the run does not favour either.
+run_variant() { # LABEL
+    rm -f "$WORK"/*.sock
+    if [ "$1" = rcvq-lock ]; then start_daemons --rcvq-lock; else start_daemons; fi
+    collect "$1"
+    stop_daemons
 }
 
 echo "Command: REPS=$REPS SECS=$SECS bench/sctp_stream.sh $BUILD ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs)"
@@ -108,13 +122,12 @@ echo "### SCTP_STREAM (nstack perf), median (min-max) of $REPS runs"
 echo
 echo "| variant | msg bytes | runs | msgs/s | 10^6bits/s | SD send us/KB | SD recv us/KB |"
 echo "|---|---|---|---|---|---|---|"
-start_daemons
-run_sizes default
-stop_daemons
-rm -f "$WORK"/*.sock
-start_daemons --rcvq-lock
-run_sizes rcvq-lock
-stop_daemons
+for rep in $(seq "$REPS"); do
+    if [ $((rep % 2)) -eq 1 ]; then order="default rcvq-lock"; else order="rcvq-lock default"; fi
+    for v in $order; do run_variant "$v"; done
+done
+report default
+report rcvq-lock
 echo
 if [ -n "${MBIT[default/65536]:-}" ]; then
     awk -v s="${MBIT[default/65536]}" -v r="${RAWMBIT[1500]}" 'BEGIN {

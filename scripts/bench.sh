@@ -8,3 +8,6 @@ bench/arp_latency.sh "$build/nstack" "${ARP_REPS:-200}" "${ARP_INTERVAL:-0.05}"
 echo
 echo "## SCTP_STREAM between two daemons (TAP + bridge)"
 REPS=${SCTP_REPS:-5} SECS=${SCTP_SECS:-5} bench/sctp_stream.sh "$build"
+echo
+echo "## SCTP over UDP encapsulation on loopback: nstack and usrsctp (tsctp)"
+REPS=${USRSCTP_REPS:-5} SECS=${USRSCTP_SECS:-5} bench/usrsctp_stream.sh "$build"

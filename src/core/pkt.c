@@ -6,6 +6,14 @@
 
 static _Atomic uint64_t fail_countdown;
 static _Atomic uint64_t fail_period;
+static _Atomic uint64_t live_bufs, live_buf_bytes, live_pkts;
+
+void ns_pkt_gauges(struct ns_pkt_gauges *out)
+{
+    out->bufs = atomic_load_explicit(&live_bufs, memory_order_relaxed);
+    out->buf_bytes = atomic_load_explicit(&live_buf_bytes, memory_order_relaxed);
+    out->pkts = atomic_load_explicit(&live_pkts, memory_order_relaxed);
+}
 
 void ns_alloc_fail_set(uint64_t nth, uint64_t period)
 {
@@ -13,11 +21,19 @@ void ns_alloc_fail_set(uint64_t nth, uint64_t period)
     atomic_store(&fail_period, period);
 }
 
+static _Atomic uint64_t alloc_calls;
+
+uint64_t ns_alloc_calls(void)
+{
+    return atomic_load_explicit(&alloc_calls, memory_order_relaxed);
+}
+
 bool ns_alloc_should_fail(void)
 {
     uint64_t c = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
     if (c == 0)
-        return false;
+        return false; /* disarmed: one relaxed load on the hot path */
+    atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
     if (atomic_fetch_sub(&fail_countdown, 1) != 1)
         return false;
     atomic_store(&fail_countdown, atomic_load(&fail_period));
@@ -33,6 +49,8 @@ struct ns_buf *ns_buf_alloc(uint32_t cap)
         return NULL;
     atomic_init(&b->refcnt, 1);
     b->cap = cap;
+    atomic_fetch_add_explicit(&live_bufs, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&live_buf_bytes, cap, memory_order_relaxed);
     return b;
 }
 
@@ -44,8 +62,11 @@ struct ns_buf *ns_buf_get(struct ns_buf *b)
 
 void ns_buf_put(struct ns_buf *b)
 {
-    if (b && atomic_fetch_sub_explicit(&b->refcnt, 1, memory_order_acq_rel) == 1)
+    if (b && atomic_fetch_sub_explicit(&b->refcnt, 1, memory_order_acq_rel) == 1) {
+        atomic_fetch_sub_explicit(&live_bufs, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&live_buf_bytes, b->cap, memory_order_relaxed);
         free(b);
+    }
 }
 
 struct ns_pkt *ns_pkt_alloc(uint32_t headroom, uint32_t size)
@@ -61,6 +82,7 @@ struct ns_pkt *ns_pkt_alloc(uint32_t headroom, uint32_t size)
         return NULL;
     }
     p->data = p->buf->data + headroom;
+    atomic_fetch_add_explicit(&live_pkts, 1, memory_order_relaxed);
     return p;
 }
 
@@ -79,6 +101,7 @@ void ns_pkt_free(struct ns_pkt *p)
     for (int i = 0; i < p->nfrags; i++)
         ns_buf_put(p->frags[i].buf);
     ns_buf_put(p->buf);
+    atomic_fetch_sub_explicit(&live_pkts, 1, memory_order_relaxed);
     free(p);
 }
 

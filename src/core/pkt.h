@@ -108,6 +108,21 @@ int ns_pkt_iov(const struct ns_pkt *p, struct iovec *iov, int max);
  * next one) and every `period`-th after it fail. Per process; tests only. */
 void ns_alloc_fail_set(uint64_t nth, uint64_t period);
 bool ns_alloc_should_fail(void);
+/* How many times ns_alloc_should_fail was asked while armed (allocation
+ * sites passed), so a test can sweep the failure over each of them: arm
+ * with ns_alloc_fail_set(UINT64_MAX, 0) to count without failing. */
+uint64_t ns_alloc_calls(void);
+
+/* Live packet memory of the whole process (every stack instance and the
+ * socket layer together): buffers, their capacity in bytes, and packet
+ * descriptors. Soak and fault tests check that these come back to their
+ * baseline at quiescent points. */
+struct ns_pkt_gauges {
+    uint64_t bufs;
+    uint64_t buf_bytes;
+    uint64_t pkts;
+};
+void ns_pkt_gauges(struct ns_pkt_gauges *out);
 
 /* FIFO of packets with byte and count accounting. */
 struct ns_pktq {

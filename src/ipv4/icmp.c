@@ -301,7 +301,9 @@ static void error_input(struct ns_stack *s, const struct ns_pkt *pkt, const uint
             s->hooks.icmp_event(s->hooks.ctx, &ev, now);
         }
     } else if (ih.proto == NS_IPPROTO_UDP) {
-        ns_udp_icmp_error(s, ih.src, ih.dst, ns_ip_rd16(l4), ns_ip_rd16(l4 + 2), err);
+        /* SCTP over UDP (RFC 6951 5.6) looks behind the UDP header. */
+        if (!ns_stack_sctp_udp_icmp_error(s, ih.src, ih.dst, l4, n - ih.ihl, type, code, mtu, now))
+            ns_udp_icmp_error(s, ih.src, ih.dst, ns_ip_rd16(l4), ns_ip_rd16(l4 + 2), err);
     } else if (ih.proto == NS_IPPROTO_SCTP) {
         ns_stack_sctp_icmp_error(s, ih.src, ih.dst, l4, n - ih.ihl, type, code, mtu, now);
     }

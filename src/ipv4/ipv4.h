@@ -121,6 +121,7 @@ bool ns_ip_rx_restore(struct ns_pkt *p);
     X(reasm_timeouts)                                                                              \
     X(reasm_overlaps)                                                                              \
     X(reasm_mem_drops)                                                                             \
+    X(reasm_nomem)                                                                                 \
     X(in_bcast)                                                                                    \
     X(ttl_zero)                                                                                    \
     X(host_unreach_local)                                                                          \

@@ -110,9 +110,11 @@ static struct ns_reass_dgram *dgram_find(struct ns_reass *r, const struct ns_ip_
 
 static struct ns_reass_dgram *dgram_new(struct ns_reass *r, const struct ns_ip_hdr *h, uint64_t now)
 {
-    struct ns_reass_dgram *d = calloc(1, sizeof(*d));
-    if (!d)
+    struct ns_reass_dgram *d = ns_alloc_should_fail() ? NULL : calloc(1, sizeof(*d));
+    if (!d) {
+        r->stats->reasm_nomem++;
         return NULL;
+    }
     d->src = h->src;
     d->dst = h->dst;
     d->id = h->id;
@@ -252,8 +254,9 @@ struct ns_pkt *ns_reass_add(struct ns_reass *r, struct ns_pkt *pkt, const struct
         return NULL;
     }
 
-    struct ns_reass_frag *f = malloc(sizeof(*f));
+    struct ns_reass_frag *f = ns_alloc_should_fail() ? NULL : malloc(sizeof(*f));
     if (!f) {
+        st->reasm_nomem++;
         st->reasm_fails++;
         ns_pkt_free(pkt);
         return NULL;

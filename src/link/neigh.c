@@ -127,9 +127,11 @@ static void hash_grow(struct ns_neigh_table *tbl)
     uint32_t nb = (tbl->hash_mask + 1) * 2;
     if (nb > NEIGH_MAX_BUCKETS)
         return;
-    struct ns_neigh **nbk = calloc(nb, sizeof(*nbk));
-    if (!nbk)
+    struct ns_neigh **nbk = ns_alloc_should_fail() ? NULL : calloc(nb, sizeof(*nbk));
+    if (!nbk) {
+        tbl->stats.nomem++;
         return; /* longer chains, still correct */
+    }
     for (uint32_t i = 0; i <= tbl->hash_mask; i++) {
         struct ns_neigh *n = tbl->buckets[i];
         while (n) {
@@ -541,8 +543,9 @@ static struct ns_neigh *create(struct ns_neigh_table *tbl, uint32_t ifindex, con
             return NULL;
         }
     }
-    struct ns_neigh *n = calloc(1, sizeof(*n));
+    struct ns_neigh *n = ns_alloc_should_fail() ? NULL : calloc(1, sizeof(*n));
     if (!n) {
+        tbl->stats.nomem++;
         *err = -ENOMEM;
         return NULL;
     }

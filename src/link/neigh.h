@@ -70,7 +70,7 @@ enum ns_nud {
 #define NS_NEIGH_COUNTERS(X)                                                                \
     X(allocs) X(destroys) X(hash_grows) X(res_failed) X(lookups) X(hits)                    \
     X(rcv_probes_mcast) X(rcv_probes_ucast) X(periodic_gc_runs) X(forced_gc_runs)           \
-    X(unres_discards) X(table_fulls) X(probes_sent_mcast) X(probes_sent_ucast)
+    X(unres_discards) X(table_fulls) X(probes_sent_mcast) X(probes_sent_ucast) X(nomem)
 /* clang-format on */
 
 struct ns_neigh_stats {

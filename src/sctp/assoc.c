@@ -46,7 +46,7 @@ const char *ns_sctp_event_name(enum ns_sctp_event_type t)
 
 struct ns_sctp_assoc *assoc_alloc(struct ns_sctp *s, struct ns_sctp_ep *ep, uint16_t pport)
 {
-    struct ns_sctp_assoc *a = calloc(1, sizeof(*a));
+    struct ns_sctp_assoc *a = ns_alloc_should_fail() ? NULL : calloc(1, sizeof(*a));
     if (!a)
         return NULL;
     a->s = s;
@@ -596,8 +596,10 @@ struct ns_sctp_assoc *ns_sctp_assoc_next(struct ns_sctp *s, struct ns_sctp_assoc
     return prev ? prev->next : s->assocs;
 }
 
-int ns_sctp_send(struct ns_sctp_assoc *a, uint16_t sid, uint32_t ppid, uint32_t flags,
-                 const void *data, uint32_t len, uint32_t context, uint64_t now)
+/* Either data (copied) or b + off (referenced). */
+static int send_common(struct ns_sctp_assoc *a, uint16_t sid, uint32_t ppid, uint32_t flags,
+                       const void *data, struct ns_buf *b, uint32_t off, uint32_t len,
+                       uint32_t context, uint64_t now)
 {
     struct ns_sctp *s = a->s;
     int rc;
@@ -607,15 +609,31 @@ int ns_sctp_send(struct ns_sctp_assoc *a, uint16_t sid, uint32_t ppid, uint32_t 
     } else if (a->shutdown_req || a->state >= NS_SCTP_SHUTDOWN_PENDING) {
         rc = -EPIPE;
     } else {
-        rc = ns_sctp_sendq_enqueue(&a->sq, sid, data, len, ppid, flags & NS_SCTP_SEND_UNORDERED,
-                                   context);
-        if (rc == -EAGAIN)
+        uint32_t uf = flags & NS_SCTP_SEND_UNORDERED;
+        rc = b ? ns_sctp_sendq_enqueue_buf(&a->sq, sid, b, off, len, ppid, uf, context)
+               : ns_sctp_sendq_enqueue(&a->sq, sid, data, len, ppid, uf, context);
+        if (rc == -EAGAIN) {
             a->want_writable = true;
-        else if (rc == 0 && !(flags & NS_SCTP_SEND_MORE))
+            a->want_space = len;
+        } else if (rc == 0 && !(flags & NS_SCTP_SEND_MORE))
             data_output(a, now);
     }
     sctp_leave(s, now);
     return rc;
+}
+
+int ns_sctp_send(struct ns_sctp_assoc *a, uint16_t sid, uint32_t ppid, uint32_t flags,
+                 const void *data, uint32_t len, uint32_t context, uint64_t now)
+{
+    return send_common(a, sid, ppid, flags, data, NULL, 0, len, context, now);
+}
+
+int ns_sctp_send_buf(struct ns_sctp_assoc *a, uint16_t sid, uint32_t ppid, uint32_t flags,
+                     struct ns_buf *b, uint32_t off, uint32_t len, uint32_t context, uint64_t now)
+{
+    if (!b)
+        return -EINVAL;
+    return send_common(a, sid, ppid, flags, NULL, b, off, len, context, now);
 }
 
 void ns_sctp_flush(struct ns_sctp_assoc *a, uint64_t now)

@@ -53,6 +53,7 @@ struct ns_sctp_path {
     uint32_t pmtu;
     struct ns_sctp_cc cc;
     struct ns_timer t3;
+    uint64_t t3_started_at; /* when t3 was last started (6.1 A: SACKs since) */
     struct ns_timer hb;
     uint64_t hb_nonce;
     uint64_t hb_sent_at;
@@ -131,6 +132,7 @@ struct ns_sctp_assoc {
     uint8_t n_bad_sids;
     bool fast_rtx;                /* send one packet of fast retransmissions at once */
     bool want_writable;           /* a send got -EAGAIN */
+    uint32_t want_space;          /* ... needing this much free buffer */
     uint64_t last_sack_at;        /* zero-window probes do not count as errors while SACKs come */
     struct ns_sctp_rmsg *stamped; /* last ready message given our assoc id */
 

@@ -52,8 +52,10 @@ void data_stop_timers(struct ns_sctp_assoc *a)
 
 void data_t3_arm(struct ns_sctp_assoc *a, struct ns_sctp_path *pa, uint64_t now)
 {
-    if (!ns_timer_armed(&pa->t3))
+    if (!ns_timer_armed(&pa->t3)) {
         ns_timer_arm(a->s->timers, &pa->t3, now + pa->cc.rto_us);
+        pa->t3_started_at = now;
+    }
 }
 
 /* ---- Output ------------------------------------------------------------- */
@@ -249,6 +251,10 @@ void data_output(struct ns_sctp_assoc *a, uint64_t now)
         } else if (rtx || fresh) {
             break; /* data was wanted but none fitted: do not spin */
         }
+        /* 5.1: until the COOKIE ACK, nothing but the COOKIE ECHO packet
+         * (reordered ahead of it, DATA would be OOTB and draw an ABORT). */
+        if (a->state == NS_SCTP_COOKIE_ECHOED)
+            break;
     }
     a->fast_rtx = false;
 }
@@ -370,14 +376,20 @@ static void after_ack(struct ns_sctp_assoc *a, const struct ns_sctp_sack_result 
         struct ns_sctp_path *pa = &a->paths[i];
         if (res->t3_stop & bit)
             ns_timer_cancel(s->timers, &pa->t3);
-        else if (res->t3_restart & bit)
+        else if (res->t3_restart & bit) {
             ns_timer_arm(s->timers, &pa->t3, now + pa->cc.rto_us);
-        else if (res->t3_start & bit)
+            pa->t3_started_at = now;
+        } else if (res->t3_start & bit)
             data_t3_arm(a, pa, now);
     }
     if (res->fast_rtx)
         a->fast_rtx = true;
-    if (a->want_writable && ns_sctp_sendq_space(&a->sq) > space_before) {
+    /* Only once the refused message fits (or the buffer is empty, which
+     * takes any size): waking the writer for every SACK's worth of space
+     * cost a failed retry and a thread wake-up per SACK. */
+    uint32_t space = ns_sctp_sendq_space(&a->sq);
+    if (a->want_writable && space > space_before &&
+        (space >= a->want_space || a->sq.queued_bytes + a->sq.inflight_bytes == 0)) {
         a->want_writable = false;
         sctp_event_new(s, a, NS_SCTP_EV_WRITABLE);
     }
@@ -455,9 +467,10 @@ void data_t3_fire(struct ns_timer *t, uint64_t now)
     a->stats.t3_timeouts++;
     ns_sctp_retx_t3_expired(&a->rx, pa->idx, now); /* E1-E3, back-off in cc */
     /* 6.1 A: unanswered zero-window probes are no errors while SACKs
-     * keep coming. */
+     * keep coming: one came since the probe left (the timer may run later
+     * than its deadline, by more than the SACK took), or within an RTO. */
     bool zwp = ns_sctp_retx_peer_rwnd(&a->rx) == 0 && a->last_sack_at &&
-               now - a->last_sack_at <= pa->cc.rto_us;
+               (a->last_sack_at >= pa->t3_started_at || now - a->last_sack_at <= pa->cc.rto_us);
     if (!zwp) {
         path_error(a, pa, now);
         if (assoc_error(a, now))

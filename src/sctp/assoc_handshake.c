@@ -142,6 +142,7 @@ struct ns_sctp_assoc *ns_sctp_connect(struct ns_sctp_ep *ep, const struct ns_sct
     }
     a = assoc_alloc(s, ep, peer_port);
     if (!a) {
+        s->stats.nomem++;
         e = -ENOMEM;
         goto out;
     }
@@ -163,6 +164,7 @@ struct ns_sctp_assoc *ns_sctp_connect(struct ns_sctp_ep *ep, const struct ns_sct
     a->req_mis = param16(a->p.max_in_streams);
     a->out_streams = a->req_os;
     if (ns_sctp_sendq_init(&a->sq, &a->p, a->out_streams) != 0) {
+        s->stats.nomem++;
         assoc_destroy(a);
         a = NULL;
         e = -ENOMEM;
@@ -195,9 +197,11 @@ static void keep_unrecognized(struct ns_sctp_assoc *a, const struct ns_sctp_init
         total += ns_sctp_pad4(ip->unrec[i].len);
     if (total == 0 || total > 60000)
         return;
-    a->err_unrec = malloc(total);
-    if (!a->err_unrec)
+    a->err_unrec = ns_alloc_should_fail() ? NULL : malloc(total);
+    if (!a->err_unrec) {
+        a->s->stats.nomem++; /* the ERROR reporting them is skipped */
         return;
+    }
     uint32_t off = 0;
     for (uint8_t i = 0; i < ip->n_unrec; i++) {
         memcpy(a->err_unrec + off, ip->unrec[i].raw, ip->unrec[i].len);
@@ -241,7 +245,7 @@ void hs_init_ack(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, struct 
         cause_missing_cookie(a, now);
         return;
     }
-    uint8_t *ck = malloc(ip.cookie_len);
+    uint8_t *ck = ns_alloc_should_fail() ? NULL : malloc(ip.cookie_len);
     if (!ck) {
         a->s->stats.nomem++;
         a->peer_vtag = 0;

@@ -953,12 +953,31 @@ enum ns_sctp_wr_res ns_sctp_wr_param_supported_addr_types(struct ns_sctp_writer 
     return wr_tlv_u16s(w, NS_SCTP_PT_SUPPORTED_ADDR_TYPES, types, n);
 }
 
+/* A TLV wrapping a received parameter or chunk whole. The copy is a
+ * parameter (chunk) in its own right, whose total length must be a multiple
+ * of 4 (3.2, 3.2.1): its padding goes inside the wrapper's length (which
+ * Wireshark checks and Linux does), not after it. */
+static enum ns_sctp_wr_res wr_tlv_wrap(struct ns_sctp_writer *w, uint16_t type, const uint8_t *raw,
+                                       uint16_t len)
+{
+    if (ns_sctp_pad4(len) > UINT16_MAX - NS_SCTP_TLV_HLEN)
+        return NS_SCTP_WR_NOROOM;
+    struct wr_save s = wr_save(w);
+    uint8_t pad;
+    enum ns_sctp_wr_res r = ns_sctp_wr_tlv_begin(w, type);
+    if (r == NS_SCTP_WR_OK)
+        r = ns_sctp_wr_bytes(w, raw, len);
+    if (r == NS_SCTP_WR_OK)
+        r = wr_align(w, &pad);
+    if (r == NS_SCTP_WR_OK)
+        r = ns_sctp_wr_tlv_end(w);
+    return wr_restore(w, s, r);
+}
+
 enum ns_sctp_wr_res ns_sctp_wr_param_unrecognized(struct ns_sctp_writer *w, const uint8_t *raw,
                                                   uint16_t len)
 {
-    if (len > UINT16_MAX - NS_SCTP_TLV_HLEN)
-        return NS_SCTP_WR_NOROOM;
-    return ns_sctp_wr_tlv(w, NS_SCTP_PT_UNRECOGNIZED, raw, len);
+    return wr_tlv_wrap(w, NS_SCTP_PT_UNRECOGNIZED, raw, len);
 }
 
 enum ns_sctp_wr_res ns_sctp_wr_param_ecn(struct ns_sctp_writer *w)
@@ -1161,7 +1180,7 @@ enum ns_sctp_wr_res ns_sctp_wr_cause_unresolvable_addr(struct ns_sctp_writer *w,
 enum ns_sctp_wr_res ns_sctp_wr_cause_unrecognized_chunk(struct ns_sctp_writer *w,
                                                         const struct ns_sctp_chunk *c)
 {
-    return ns_sctp_wr_cause(w, NS_SCTP_CAUSE_UNRECOGNIZED_CHUNK, c->raw, c->len);
+    return wr_tlv_wrap(w, NS_SCTP_CAUSE_UNRECOGNIZED_CHUNK, c->raw, c->len);
 }
 
 enum ns_sctp_wr_res ns_sctp_wr_cause_invalid_mandatory(struct ns_sctp_writer *w)
@@ -1181,6 +1200,9 @@ enum ns_sctp_wr_res ns_sctp_wr_cause_unrecognized_params(struct ns_sctp_writer *
         if (r == NS_SCTP_WR_OK)
             r = ns_sctp_wr_bytes(w, p->unrec[i].raw, p->unrec[i].len);
     }
+    uint8_t pad;
+    if (r == NS_SCTP_WR_OK)
+        r = wr_align(w, &pad); /* the last one's padding too (wr_tlv_wrap) */
     if (r == NS_SCTP_WR_OK)
         r = ns_sctp_wr_tlv_end(w);
     return wr_restore(w, s, r);

@@ -62,7 +62,7 @@ struct ns_sctp_ep *ns_sctp_ep_new(struct ns_sctp *s, uint16_t port,
             }
         }
     }
-    struct ns_sctp_ep *ep = calloc(1, sizeof(*ep));
+    struct ns_sctp_ep *ep = ns_alloc_should_fail() ? NULL : calloc(1, sizeof(*ep));
     if (!ep) {
         e = -ENOMEM;
         s->stats.nomem++;

@@ -27,4 +27,6 @@ void ns_sctp_params_default(struct ns_sctp_params *p)
     p->cookie_secret_life_ms = 60000;
     p->nodelay = 0;
     p->pd_point_bytes = 0;
+    p->udp_port = 0;
+    p->encap_port = 0;
 }

@@ -40,7 +40,7 @@ static void hb_fire(struct ns_timer *t, uint64_t now);
 struct ns_sctp_path *path_find(struct ns_sctp_assoc *a, const struct ns_sctp_addr *peer)
 {
     for (uint8_t i = 0; i < a->n_paths; i++) {
-        if (ns_sctp_addr_eq(&a->paths[i].addr, peer))
+        if (ns_sctp_addr_same(&a->paths[i].addr, peer))
             return &a->paths[i];
     }
     return NULL;
@@ -287,7 +287,9 @@ void path_rx_heartbeat_ack(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *
     struct ns_sctp_addr addr = {h.info[2], (uint16_t)(h.info[4] << 8 | h.info[5]),
                                 get32(h.info + 8)};
     uint64_t nonce = get64(h.info + 12), sent = get64(h.info + 20);
-    if (!ns_sctp_addr_eq(&addr, &pa->addr) || !pa->hb_outstanding || nonce != pa->hb_nonce ||
+    /* The port is left out: the path's encapsulation port may have moved
+     * (RFC 6951 5.4) while the HEARTBEAT was out. */
+    if (!ns_sctp_addr_same(&addr, &pa->addr) || !pa->hb_outstanding || nonce != pa->hb_nonce ||
         sent != pa->hb_sent_at || sent > now) {
         a->stats.drop_bad_hb_ack++;
         return;

@@ -100,9 +100,12 @@ int ns_sctp_reasm_init(struct ns_sctp_reasm *r, const struct ns_sctp_params *p,
 int ns_sctp_reasm_set_streams(struct ns_sctp_reasm *r, uint16_t n)
 {
     if (n > r->streams_cap) {
-        struct ns_sctp_istream *s = realloc(r->streams, (size_t)n * sizeof(*s));
-        if (!s)
+        struct ns_sctp_istream *s =
+            ns_alloc_should_fail() ? NULL : realloc(r->streams, (size_t)n * sizeof(*s));
+        if (!s) {
+            r->stats.nomem++;
             return -ENOMEM;
+        }
         memset(s + r->streams_cap, 0, (size_t)(n - r->streams_cap) * sizeof(*s));
         r->streams = s;
         r->streams_cap = n;

@@ -43,7 +43,10 @@ int ns_sctp_init(struct ns_sctp *s, const struct ns_sctp_config *cfg, uint64_t n
     s->path_hash = calloc(s->path_hash_mask + 1, sizeof(*s->path_hash));
     s->id_hash = calloc(s->id_hash_mask + 1, sizeof(*s->id_hash));
     s->gaps = malloc(SACK_GAPS_MAX * sizeof(*s->gaps));
-    bool ok = s->path_hash && s->id_hash && s->gaps;
+    /* Events are not lost to a failed allocation unless 64 are pending. */
+    s->ev_cap = 64;
+    s->evq = malloc(s->ev_cap * sizeof(*s->evq));
+    bool ok = s->path_hash && s->id_hash && s->gaps && s->evq;
     if (ok)
         ok = ns_sctp_cookie_ctx_init(&s->cookie, s->p.cookie_secret_life_ms,
                                      cfg->cookie_secret_from_rng ? rng_cookie_rand : NULL,
@@ -52,6 +55,7 @@ int ns_sctp_init(struct ns_sctp *s, const struct ns_sctp_config *cfg, uint64_t n
         free(s->path_hash);
         free(s->id_hash);
         free(s->gaps);
+        free(s->evq);
         memset(s, 0, sizeof(*s));
         return -ENOMEM;
     }
@@ -108,7 +112,7 @@ struct ns_sctp_event *sctp_event_new(struct ns_sctp *s, struct ns_sctp_assoc *a,
         return NULL;
     if (s->ev_n == s->ev_cap) {
         uint32_t cap = s->ev_cap ? s->ev_cap * 2 : 64;
-        struct ns_sctp_event *q = malloc((size_t)cap * sizeof(*q));
+        struct ns_sctp_event *q = ns_alloc_should_fail() ? NULL : malloc((size_t)cap * sizeof(*q));
         if (!q) {
             s->stats.nomem++;
             return NULL;
@@ -199,8 +203,10 @@ void sctp_send_lone(struct ns_sctp *s, uint16_t sport, uint16_t dport, uint32_t 
 
 static uint32_t path_key(uint16_t lport, uint16_t pport, const struct ns_sctp_addr *a)
 {
-    uint64_t k = (uint64_t)lport << 48 ^ (uint64_t)pport << 32 ^ a->addr ^ (uint64_t)a->port << 20 ^
-                 (uint64_t)a->family << 40;
+    /* Not the encapsulation port: it is no part of a path's identity
+     * (sctp/types.h) and changes under a hashed path (RFC 6951 5.4). */
+    uint64_t k =
+        (uint64_t)lport << 48 ^ (uint64_t)pport << 32 ^ a->addr ^ (uint64_t)a->family << 40;
     k *= 0x9e3779b97f4a7c15ULL;
     return (uint32_t)(k >> 32);
 }
@@ -208,7 +214,8 @@ static uint32_t path_key(uint16_t lport, uint16_t pport, const struct ns_sctp_ad
 static void path_rehash(struct ns_sctp *s)
 {
     uint32_t nmask = s->path_hash_mask * 2 + 1;
-    struct ns_sctp_path **nh = calloc((size_t)nmask + 1, sizeof(*nh));
+    struct ns_sctp_path **nh =
+        ns_alloc_should_fail() ? NULL : calloc((size_t)nmask + 1, sizeof(*nh));
     if (!nh)
         return; /* longer chains, still correct */
     for (uint32_t i = 0; i <= s->path_hash_mask; i++) {
@@ -260,7 +267,7 @@ struct ns_sctp_path *sctp_path_lookup(struct ns_sctp *s, uint16_t lport, uint16_
 {
     uint32_t b = path_key(lport, pport, peer) & s->path_hash_mask;
     for (struct ns_sctp_path *pa = s->path_hash[b]; pa; pa = pa->hnext) {
-        if (pa->a->lport == lport && pa->a->pport == pport && ns_sctp_addr_eq(&pa->addr, peer))
+        if (pa->a->lport == lport && pa->a->pport == pport && ns_sctp_addr_same(&pa->addr, peer))
             return pa;
     }
     return NULL;
@@ -274,7 +281,8 @@ static uint32_t id_bucket(const struct ns_sctp *s, uint32_t id)
 static void id_rehash(struct ns_sctp *s)
 {
     uint32_t omask = s->id_hash_mask, nmask = omask * 2 + 1;
-    struct ns_sctp_assoc **nh = calloc((size_t)nmask + 1, sizeof(*nh));
+    struct ns_sctp_assoc **nh =
+        ns_alloc_should_fail() ? NULL : calloc((size_t)nmask + 1, sizeof(*nh));
     if (!nh)
         return;
     struct ns_sctp_assoc **old = s->id_hash;
@@ -407,6 +415,19 @@ static struct ns_sctp_path *init_ack_path(struct ns_sctp *s, const struct ns_sct
     return NULL;
 }
 
+/* RFC 6951 5.4: the remote encapsulation port of a path is the UDP source
+ * port of the last packet received on it. Called only once the packet
+ * passed the verification tag rules (or carried an authenticated cookie),
+ * so a blind sender cannot move a path. A packet straight over IP (port 0)
+ * from a path's address likewise moves that path off UDP. */
+static void path_learn_port(struct ns_sctp_path *pa, const struct ns_sctp_addr *src)
+{
+    if (pa->addr.port == src->port)
+        return;
+    pa->addr.port = src->port;
+    pa->a->stats.encap_port_changes++;
+}
+
 /* The packet matched the association of pa by its addresses and ports. */
 static void assoc_input(struct ns_sctp *s, struct ns_sctp_reader *r, const struct ns_sctp_chunk *f,
                         struct ns_sctp_path *pa, const struct ns_sctp_addr *src,
@@ -431,6 +452,7 @@ static void assoc_input(struct ns_sctp *s, struct ns_sctp_reader *r, const struc
             return;
         if (!hs_cookie_existing(a, h, &tcb, res, stale, src, dst, now))
             return;
+        path_learn_port(pa, src);
         pa->local = *dst;
         /* r is past the COOKIE ECHO: bundled DATA etc. follow. */
         assoc_process(a, r, pa, now);
@@ -459,6 +481,7 @@ static void assoc_input(struct ns_sctp *s, struct ns_sctp_reader *r, const struc
             s->stats.rx_bad_vtag++;
             return;
         }
+        path_learn_port(pa, src);
         if (tbit) {
             /* Only the reflected chunk is trusted. */
             struct ns_sctp_reader one = it;
@@ -475,12 +498,31 @@ static void assoc_input(struct ns_sctp *s, struct ns_sctp_reader *r, const struc
         s->stats.rx_bad_vtag++;
         return;
     }
-    /* Replies leave from the address the peer used. */
+    /* Replies leave from the address the peer used, to the port it used. */
+    path_learn_port(pa, src);
     pa->local = *dst;
     /* f was consumed by the caller: rewind so assoc_process sees it. */
     r->off = f->off;
     r->idx--;
     assoc_process(a, r, pa, now);
+}
+
+void ns_sctp_batch_begin(struct ns_sctp *s)
+{
+    if (s->batching)
+        return;
+    /* Held entered for the whole batch: events queue until the end (and
+     * associations that end are freed then). */
+    sctp_enter(s);
+    s->batching = true;
+}
+
+void ns_sctp_batch_end(struct ns_sctp *s, uint64_t now)
+{
+    if (!s->batching)
+        return;
+    s->batching = false;
+    sctp_leave(s, now);
 }
 
 void ns_sctp_input(struct ns_sctp *s, struct ns_pkt *p, const struct ns_sctp_addr *src,

@@ -220,7 +220,8 @@ struct ns_sctp_stats {
     X(drop_bad_sack)      /* SACKs ignored (stale) */                                              \
     X(drop_bad_hb_ack)    /* HEARTBEAT ACKs with unknown path or nonce */                          \
     X(tx_errors)          /* ERROR chunks sent */                                                  \
-    X(rx_errors)          /* ERROR chunks received */
+    X(rx_errors)          /* ERROR chunks received */                                              \
+    X(encap_port_changes) /* a path's UDP encapsulation port followed the peer (RFC 6951 5.4) */
 
 struct ns_sctp_assoc_stats {
     NS_SCTP_ASSOC_COUNTERS(NS_CTR_FIELD)
@@ -265,6 +266,7 @@ struct ns_sctp {
     uint32_t ev_head, ev_n, ev_cap;
     uint32_t depth;
     struct ns_sctp_assoc *dead;
+    bool batching; /* between ns_sctp_batch_begin and _end */
 
     /* Scratch for the gap blocks of a received SACK. */
     uint16_t (*gaps)[2];
@@ -285,6 +287,15 @@ void ns_sctp_free(struct ns_sctp *s);
 
 /* A received packet: p->data is the SCTP common header (frags allowed).
  * Takes ownership of p. src is the peer's transport address, dst ours. */
+/* A batch of received packets (what one read of the device or one
+ * recvmmsg returned): between begin and end, ns_sctp_input processes and
+ * answers each packet at once, but the events wait for ns_sctp_batch_end,
+ * so a burst of DATA wakes the application once. Output is not deferred:
+ * holding the SACKs to the end of a batch was measured to cost throughput
+ * (the sender then sends in bursts, one window per batch: bench/README.md).
+ * Nesting is not supported; end without begin does nothing. */
+void ns_sctp_batch_begin(struct ns_sctp *s);
+void ns_sctp_batch_end(struct ns_sctp *s, uint64_t now);
 void ns_sctp_input(struct ns_sctp *s, struct ns_pkt *p, const struct ns_sctp_addr *src,
                    const struct ns_sctp_addr *dst, uint64_t now);
 
@@ -341,6 +352,11 @@ struct ns_sctp_assoc *ns_sctp_assoc_next(struct ns_sctp *s, struct ns_sctp_assoc
  * -ENOTCONN (closed) or -ENOMEM. context comes back in SEND_FAILED. */
 int ns_sctp_send(struct ns_sctp_assoc *a, uint16_t sid, uint32_t ppid, uint32_t flags,
                  const void *data, uint32_t len, uint32_t context, uint64_t now);
+/* ns_sctp_send without the copy: the message is len bytes at b->data +
+ * off, which must stay unchanged; the engine takes its own reference to b
+ * on success (the caller keeps its own). */
+int ns_sctp_send_buf(struct ns_sctp_assoc *a, uint16_t sid, uint32_t ppid, uint32_t flags,
+                     struct ns_buf *b, uint32_t off, uint32_t len, uint32_t context, uint64_t now);
 /* Transmit what NS_SCTP_SEND_MORE held back. */
 void ns_sctp_flush(struct ns_sctp_assoc *a, uint64_t now);
 /* Free send buffer bytes. */

@@ -121,9 +121,12 @@ void ns_sctp_sendq_free(struct ns_sctp_sendq *q)
 int ns_sctp_sendq_set_streams(struct ns_sctp_sendq *q, uint16_t n)
 {
     if (n > q->streams_cap) {
-        struct ns_sctp_ostream *s = realloc(q->streams, (size_t)n * sizeof(*s));
-        if (!s)
+        struct ns_sctp_ostream *s =
+            ns_alloc_should_fail() ? NULL : realloc(q->streams, (size_t)n * sizeof(*s));
+        if (!s) {
+            q->stats.enomem++;
             return -ENOMEM;
+        }
         memset(s + q->streams_cap, 0, (size_t)(n - q->streams_cap) * sizeof(*s));
         q->streams = s;
         q->streams_cap = n;
@@ -203,8 +206,8 @@ static struct ns_buf *store_bytes(struct ns_sctp_sendq *q, const void *data, uin
     return ns_buf_get(q->arena);
 }
 
-int ns_sctp_sendq_enqueue(struct ns_sctp_sendq *q, uint16_t sid, const void *data, uint32_t len,
-                          uint32_t ppid, uint32_t flags, uint32_t context)
+/* The checks every message passes before its bytes are stored. */
+static int enqueue_check(struct ns_sctp_sendq *q, uint16_t sid, uint32_t len)
 {
     if (sid >= q->n_streams || len == 0) {
         q->stats.einval++;
@@ -219,18 +222,14 @@ int ns_sctp_sendq_enqueue(struct ns_sctp_sendq *q, uint16_t sid, const void *dat
         q->stats.eagain++;
         return -EAGAIN;
     }
-    struct ns_sctp_smsg *m = ns_sctp_pool_get(&q->msg_pool);
-    if (!m) {
-        q->stats.enomem++;
-        return -ENOMEM;
-    }
-    uint32_t off;
-    struct ns_buf *b = store_bytes(q, data, len, &off);
-    if (!b) {
-        ns_sctp_pool_put(&q->msg_pool, m);
-        q->stats.enomem++;
-        return -ENOMEM;
-    }
+    return 0;
+}
+
+/* Queues m, which holds a reference to its bytes. */
+static void enqueue_msg(struct ns_sctp_sendq *q, struct ns_sctp_smsg *m, uint16_t sid,
+                        struct ns_buf *b, uint32_t off, uint32_t len, uint32_t ppid, uint32_t flags,
+                        uint32_t context)
+{
     struct ns_sctp_ostream *s = &q->streams[sid];
     *m = (struct ns_sctp_smsg){.buf = b,
                                .off = off,
@@ -262,6 +261,46 @@ int ns_sctp_sendq_enqueue(struct ns_sctp_sendq *q, uint16_t sid, const void *dat
     q->queued_msgs++;
     q->stats.msgs_queued++;
     q->stats.bytes_queued += len;
+}
+
+int ns_sctp_sendq_enqueue(struct ns_sctp_sendq *q, uint16_t sid, const void *data, uint32_t len,
+                          uint32_t ppid, uint32_t flags, uint32_t context)
+{
+    int rc = enqueue_check(q, sid, len);
+    if (rc)
+        return rc;
+    struct ns_sctp_smsg *m = ns_sctp_pool_get(&q->msg_pool);
+    if (!m) {
+        q->stats.enomem++;
+        return -ENOMEM;
+    }
+    uint32_t off;
+    struct ns_buf *b = store_bytes(q, data, len, &off);
+    if (!b) {
+        ns_sctp_pool_put(&q->msg_pool, m);
+        q->stats.enomem++;
+        return -ENOMEM;
+    }
+    enqueue_msg(q, m, sid, b, off, len, ppid, flags, context);
+    return 0;
+}
+
+int ns_sctp_sendq_enqueue_buf(struct ns_sctp_sendq *q, uint16_t sid, struct ns_buf *b, uint32_t off,
+                              uint32_t len, uint32_t ppid, uint32_t flags, uint32_t context)
+{
+    if (!b || off > b->cap || len > b->cap - off) {
+        q->stats.einval++;
+        return -EINVAL;
+    }
+    int rc = enqueue_check(q, sid, len);
+    if (rc)
+        return rc;
+    struct ns_sctp_smsg *m = ns_sctp_pool_get(&q->msg_pool);
+    if (!m) {
+        q->stats.enomem++;
+        return -ENOMEM;
+    }
+    enqueue_msg(q, m, sid, ns_buf_get(b), off, len, ppid, flags, context);
     return 0;
 }
 

@@ -179,6 +179,11 @@ int ns_sctp_sendq_set_sched(struct ns_sctp_sendq *q, enum ns_sctp_sched s);
  * buffer; retry when ns_sctp_sendq_space() grows) or -ENOMEM. */
 int ns_sctp_sendq_enqueue(struct ns_sctp_sendq *q, uint16_t sid, const void *data, uint32_t len,
                           uint32_t ppid, uint32_t flags, uint32_t context);
+/* The same without the copy: the message is len bytes at b->data + off,
+ * which must not change until the queue lets go of its reference (taken
+ * only on success). */
+int ns_sctp_sendq_enqueue_buf(struct ns_sctp_sendq *q, uint16_t sid, struct ns_buf *b, uint32_t off,
+                              uint32_t len, uint32_t ppid, uint32_t flags, uint32_t context);
 
 /* Produce the next DATA chunk for the packet being built (association
  * output routine). room: bytes left in the packet for this chunk including

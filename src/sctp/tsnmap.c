@@ -35,7 +35,7 @@ int ns_sctp_tsnmap_init(struct ns_sctp_tsnmap *m, uint32_t initial_tsn, uint32_t
     while (s < span && s < (1u << 30))
         s <<= 1;
     m->span = s;
-    m->bits = calloc(s / 64, sizeof(uint64_t));
+    m->bits = ns_alloc_should_fail() ? NULL : calloc(s / 64, sizeof(uint64_t));
     if (!m->bits)
         return -ENOMEM;
     m->cum_tsn = initial_tsn - 1;

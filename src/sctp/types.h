@@ -29,9 +29,15 @@ static inline bool ns_ssn_lt(uint16_t a, uint16_t b)
 }
 
 /* A transport address of a path. For SCTP over IPv4 `addr` is the IPv4
- * address (host order) and `port` 0; over UDP encapsulation `port` is the
- * UDP port; an application-supplied transport may use `addr` as an opaque
- * handle. Two paths are the same when all fields are equal. */
+ * address (host order) and `port` 0; over UDP encapsulation (RFC 6951)
+ * `port` is the peer's UDP encapsulation port; an application-supplied
+ * transport may use `addr` as an opaque handle.
+ *
+ * Identity: a path is its family and address. The encapsulation port is a
+ * property of the path, not part of its name: RFC 6951 section 5.4 makes
+ * it follow the UDP source port of the last verified packet received on
+ * the path (a NAT may rebind it), so lookups (associations, paths, ICMP)
+ * use ns_sctp_addr_same and never ns_sctp_addr_eq. */
 struct ns_sctp_addr {
     uint8_t family; /* NS_SCTP_AF_INET4 (the only one for now) */
     uint16_t port;
@@ -39,6 +45,13 @@ struct ns_sctp_addr {
 };
 #define NS_SCTP_AF_INET4 4
 
+/* The same transport address (port ignored: see above). */
+static inline bool ns_sctp_addr_same(const struct ns_sctp_addr *a, const struct ns_sctp_addr *b)
+{
+    return a->family == b->family && a->addr == b->addr;
+}
+
+/* Every field equal, the encapsulation port included. */
 static inline bool ns_sctp_addr_eq(const struct ns_sctp_addr *a, const struct ns_sctp_addr *b)
 {
     return a->family == b->family && a->port == b->port && a->addr == b->addr;
@@ -86,6 +99,10 @@ struct ns_sctp_params {
     uint32_t cookie_secret_life_ms;   /* 60000: secret rotation period */
     uint32_t nodelay;                 /* 0: Nagle-like bundling delay on */
     uint32_t pd_point_bytes;          /* 0: partial delivery point = rcvbuf / 2 */
+    /* UDP encapsulation (RFC 6951), read by the transport glue, not the
+     * engine (Linux's net.sctp.udp_port and encap_port). */
+    uint32_t udp_port;   /* 0 (off): our UDP encapsulation port */
+    uint32_t encap_port; /* 0 (raw IP): the peer's port for new associations */
 };
 
 void ns_sctp_params_default(struct ns_sctp_params *p);

@@ -17,6 +17,10 @@
  * by IPv4 rather than dropped (a DF drop would cost a T3 timeout and the
  * chunk would not shrink on retransmission); the engine's path MTU is
  * resynced at the next input or poll.
+ *
+ * Paths whose transport address carries a port are UDP-encapsulated (RFC
+ * 6951): their packets go to stack/sctp_udp_glue.c, which sends them over
+ * nstack's UDP or, in hosted mode, to the embedder's host UDP socket.
  */
 #include <errno.h>
 #include <string.h>
@@ -54,9 +58,11 @@ static void sync_assoc_pmtu(struct ns_stack *s, struct ns_sctp_assoc *a, uint64_
         return;
     for (unsigned i = 0; i < info.n_paths && i < NS_SCTP_MAX_PATHS; i++) {
         const struct ns_sctp_path_info *pi = &info.paths[i];
-        if (pi->addr.family != NS_SCTP_AF_INET4 || pi->addr.port != 0)
+        if (pi->addr.family != NS_SCTP_AF_INET4)
             continue;
-        uint32_t m = route_pmtu(s, pi->addr.addr, now) & ~3u;
+        uint32_t m = (pi->addr.port ? ns_stack_sctp_udp_pmtu(s, pi->addr.addr, now)
+                                    : route_pmtu(s, pi->addr.addr, now)) &
+                     ~3u;
         if (m && m != pi->pmtu && ns_sctp_set_pmtu(a, &pi->addr, m) == 0)
             s->sctp_glue_stats.pmtu_syncs++;
     }
@@ -82,8 +88,15 @@ static void glue_output(void *ctx, struct ns_pkt *p, const struct ns_sctp_addr *
 {
     struct ns_stack *s = ctx;
     struct ns_sctp_glue_stats *st = &s->sctp_glue_stats;
-    if (dst->family != NS_SCTP_AF_INET4 || dst->port != 0) {
-        st->tx_errors++;
+    if (dst->family == NS_SCTP_AF_INET4 && dst->port != 0) {
+        ns_stack_sctp_udp_output(s, p, src, dst, now);
+        return;
+    }
+    if (dst->family != NS_SCTP_AF_INET4 || ns_stack_sctp_is_hosted(s)) {
+        if (ns_stack_sctp_is_hosted(s))
+            s->sctp_udp_stats.raw_tx_dropped++;
+        else
+            st->tx_errors++;
         ns_pkt_free(p);
         return;
     }
@@ -164,6 +177,8 @@ int ns_stack_sctp_init(struct ns_stack *s, bool replayable, uint64_t now)
 void ns_stack_sctp_free(struct ns_stack *s)
 {
     ns_sctp_free(&s->sctp);
+    ns_udp_close(s->sctp_udp_sock);
+    s->sctp_udp_sock = NULL;
 }
 
 struct ns_sctp_assoc *ns_stack_sctp_connect(struct ns_stack *s, struct ns_sctp_ep *ep,
@@ -171,6 +186,9 @@ struct ns_sctp_assoc *ns_stack_sctp_connect(struct ns_stack *s, struct ns_sctp_e
                                             int *err)
 {
     struct ns_sctp_addr pa = v4(peer);
+    /* Over UDP when a remote encapsulation port is configured for the
+     * peer (the path then learns the port the peer really uses). */
+    pa.port = ns_stack_sctp_encap_port(s, peer);
     struct ns_sctp_assoc *a = ns_sctp_connect(ep, &pa, 1, peer_port, now, err);
     if (a)
         sync_assoc_pmtu(s, a, now);
@@ -204,7 +222,7 @@ struct ns_sctp_assoc *ns_stack_sctp_find(struct ns_stack *s, uint16_t local_port
             info.local_port != local_port || info.peer_port != peer_port || info.peer_vtag != vtag)
             continue;
         for (unsigned i = 0; i < info.n_paths && i < NS_SCTP_MAX_PATHS; i++)
-            if (ns_sctp_addr_eq(&info.paths[i].addr, &pa))
+            if (ns_sctp_addr_same(&info.paths[i].addr, &pa))
                 return a;
     }
     return NULL;
@@ -223,7 +241,7 @@ static struct ns_sctp_assoc *find_init(struct ns_stack *s, uint16_t local_port, 
             info.local_port != local_port || info.peer_port != peer_port || info.local_vtag != itag)
             continue;
         for (unsigned i = 0; i < info.n_paths && i < NS_SCTP_MAX_PATHS; i++)
-            if (ns_sctp_addr_eq(&info.paths[i].addr, &pa))
+            if (ns_sctp_addr_same(&info.paths[i].addr, &pa))
                 return a;
     }
     return NULL;
@@ -235,7 +253,7 @@ static struct ns_sctp_assoc *find_init(struct ns_stack *s, uint16_t local_port, 
  * CANT_STR_ASSOC with NS_SCTP_R_PEER_ABORT) instead of retransmitting
  * into the void until Max.Init.Retransmits / Association.Max.Retrans. */
 static bool abort_from_icmp(struct ns_stack *s, struct ns_sctp_assoc *a, uint32_t ours,
-                            uint32_t peer, uint64_t now)
+                            const struct ns_sctp_addr *peer, uint64_t now)
 {
     struct ns_sctp_assoc_info info;
     if (ns_sctp_assoc_info(a, &info) < 0)
@@ -255,14 +273,34 @@ static bool abort_from_icmp(struct ns_stack *s, struct ns_sctp_assoc *a, uint32_
         ns_pkt_free(p);
         return false;
     }
-    struct ns_sctp_addr sa = v4(peer), da = v4(ours);
-    ns_sctp_input(&s->sctp, p, &sa, &da, now);
+    /* From the path's own port: the ABORT must not look like a move. */
+    struct ns_sctp_addr da = v4(ours);
+    ns_sctp_input(&s->sctp, p, peer, &da, now);
     return true;
+}
+
+/* The path of a to peer, if it uses encapsulation port `port` (0: raw
+ * IP): an ICMP error about a datagram to another port is not about it. */
+static const struct ns_sctp_path_info *path_on_port(const struct ns_sctp_assoc_info *info,
+                                                    uint32_t peer, uint16_t port)
+{
+    struct ns_sctp_addr pa = v4(peer);
+    for (unsigned i = 0; i < info->n_paths && i < NS_SCTP_MAX_PATHS; i++)
+        if (ns_sctp_addr_same(&info->paths[i].addr, &pa) && info->paths[i].addr.port == port)
+            return &info->paths[i];
+    return NULL;
 }
 
 void ns_stack_sctp_icmp_error(struct ns_stack *s, uint32_t src, uint32_t dst, const uint8_t *l4,
                               uint32_t l4_len, uint8_t type, uint8_t code, uint32_t mtu,
                               uint64_t now)
+{
+    ns_stack_sctp_icmp_error_port(s, src, dst, 0, l4, l4_len, type, code, mtu, now);
+}
+
+void ns_stack_sctp_icmp_error_port(struct ns_stack *s, uint32_t src, uint32_t dst,
+                                   uint16_t encap_port, const uint8_t *l4, uint32_t l4_len,
+                                   uint8_t type, uint8_t code, uint32_t mtu, uint64_t now)
 {
     struct ns_sctp_glue_stats *st = &s->sctp_glue_stats;
     /* Appendix C: ICMP1 (only destination unreachable matters for IPv4)
@@ -287,8 +325,21 @@ void ns_stack_sctp_icmp_error(struct ns_stack *s, uint32_t src, uint32_t dst, co
         st->icmp_no_assoc++;
         return;
     }
+    struct ns_sctp_assoc_info info;
+    if (ns_sctp_assoc_info(a, &info) < 0)
+        return;
+    const struct ns_sctp_path_info *pi = path_on_port(&info, dst, encap_port);
+    if (!pi) {
+        /* The tag matched but we never sent that way (raw IP vs UDP, or
+         * an encapsulation port the path has since left). */
+        if (encap_port)
+            s->sctp_udp_stats.icmp_bad_port++;
+        else
+            st->icmp_no_assoc++;
+        return;
+    }
     if (code == NS_ICMP_PROT_UNREACH) {
-        if (abort_from_icmp(s, a, src, dst, now))
+        if (abort_from_icmp(s, a, src, &pi->addr, now))
             st->icmp_prot_unreach_aborts++;
         return;
     }
@@ -298,18 +349,14 @@ void ns_stack_sctp_icmp_error(struct ns_stack *s, uint32_t src, uint32_t dst, co
     /* Verified: now IPv4's path-MTU cache may learn it too (icmp.c left
      * it alone for SCTP), so the route MTU agrees with the path. */
     ns_pmtu_update(s, dst, mtu, now);
-    uint32_t m = mtu - NS_IP_HLEN;
+    uint32_t hdrs = NS_IP_HLEN + (encap_port ? NS_UDP_HLEN : 0);
+    if (mtu <= hdrs)
+        return;
+    uint32_t m = mtu - hdrs;
     if (m < NS_SCTP_MIN_PMTU)
         m = NS_SCTP_MIN_PMTU; /* packets above the route MTU then go without DF */
     m &= ~3u;
-    struct ns_sctp_addr pa = v4(dst);
-    struct ns_sctp_assoc_info info;
-    if (ns_sctp_assoc_info(a, &info) < 0)
-        return;
-    for (unsigned i = 0; i < info.n_paths && i < NS_SCTP_MAX_PATHS; i++) {
-        /* ICMP only ever lowers a path MTU (RFC 1191 section 6). */
-        if (ns_sctp_addr_eq(&info.paths[i].addr, &pa) && m < info.paths[i].pmtu &&
-            ns_sctp_set_pmtu(a, &pa, m) == 0)
-            st->icmp_pmtu_lowered++;
-    }
+    /* ICMP only ever lowers a path MTU (RFC 1191 section 6). */
+    if (m < pi->pmtu && ns_sctp_set_pmtu(a, &pi->addr, m) == 0)
+        st->icmp_pmtu_lowered++;
 }

@@ -33,6 +33,9 @@ struct ns_stack *ns_stack_new(const struct ns_stack_config *cfg, uint64_t now)
         free(s);
         return NULL;
     }
+    /* sctp.udp_port given in cfg->params: best effort, as a later sysctl
+     * would (the bind_errors counter says if it failed). */
+    (void)ns_stack_sctp_udp_sync(s);
     return s;
 }
 
@@ -259,6 +262,7 @@ NS_CTR_NAMES(ip_ctr_names, NS_IP_COUNTERS);
 NS_CTR_NAMES(icmp_ctr_names, NS_ICMP_COUNTERS);
 NS_CTR_NAMES(udp_ctr_names, NS_UDP_COUNTERS);
 NS_CTR_NAMES(sctp_glue_ctr_names, NS_SCTP_GLUE_COUNTERS);
+NS_CTR_NAMES(sctp_udp_ctr_names, NS_SCTP_UDP_COUNTERS);
 NS_CTR_NAMES(gauge_names, NS_STACK_GAUGES);
 
 static void refresh_gauges(struct ns_stack *s)
@@ -290,6 +294,8 @@ size_t ns_stack_counters(struct ns_stack *s, struct ns_ctr_group *out, size_t ma
     n += ns_sctp_counters(&s->sctp, out + n, max - n);
     if (n < max)
         out[n++] = NS_CTR_GROUP_NAMED("sctp_glue", sctp_glue_ctr_names, &s->sctp_glue_stats);
+    if (n < max)
+        out[n++] = NS_CTR_GROUP_NAMED("sctp_udp", sctp_udp_ctr_names, &s->sctp_udp_stats);
     if (n < max) {
         refresh_gauges(s);
         out[n++] = NS_CTR_GROUP_NAMED("gauges", gauge_names, &s->gauges);

@@ -56,6 +56,12 @@ struct ns_stack_hooks {
     void (*sctp_event)(void *ctx, const struct ns_sctp_event *ev, uint64_t now);
     void *ctx;
     void *sctp_ctx;
+    /* Hosted mode (see ns_stack_sctp_hosted): SCTP packets for
+     * UDP-encapsulated paths go here (ctx sctp_udp_ctx, e.g. a host UDP
+     * socket's ns_udp_host_output) instead of nstack's own UDP. Takes p. */
+    void (*sctp_udp_output)(void *ctx, struct ns_pkt *p, const struct ns_sctp_addr *src,
+                            const struct ns_sctp_addr *dst, uint64_t now);
+    void *sctp_udp_ctx;
 };
 
 /* The transport glue between the SCTP engine and IPv4 (stack/sctp_glue.c).
@@ -76,6 +82,37 @@ struct ns_stack_hooks {
 
 struct ns_sctp_glue_stats {
     NS_SCTP_GLUE_COUNTERS(NS_CTR_FIELD)
+};
+
+/* SCTP over nstack's own UDP (RFC 6951, stack/sctp_udp_glue.c): group
+ * sctp_udp in `nstack stats`. */
+#define NS_SCTP_UDP_COUNTERS(X)                                                                    \
+    X(rx_packets)        /* UDP datagrams on sctp.udp_port handed to the engine */                 \
+    X(rx_short)          /* dropped: shorter than an SCTP common header */                         \
+    X(rx_drop_bcast)     /* dropped: sent to a broadcast or multicast address */                   \
+    X(tx_packets)        /* engine packets sent as UDP (or to the hosted transport) */             \
+    X(tx_errors)         /* ns_ip_output refused (no route, no memory) */                          \
+    X(tx_no_port)        /* dropped: a UDP path but sctp.udp_port is 0 */                          \
+    X(tx_frag_fallback)  /* datagrams above the route MTU sent without DF */                       \
+    X(bind_errors)       /* sctp.udp_port could not be bound */                                    \
+    X(icmp_errors)       /* ICMP errors quoting our encapsulated packets */                        \
+    X(icmp_port_unreach) /* ... port unreachable, taken as protocol unreachable (5.6) */           \
+    X(icmp_bad_port)     /* ... quoting a UDP port no path of the association uses */              \
+    X(raw_tx_dropped)    /* hosted mode: a path over raw IP has nowhere to go */
+
+struct ns_sctp_udp_stats {
+    NS_SCTP_UDP_COUNTERS(NS_CTR_FIELD)
+};
+
+/* The RFC 6951 port (IANA sctp-tunneling). */
+#define NS_SCTP_UDP_PORT 9899
+/* Peers with a remote encapsulation port of their own
+ * (ns_stack_sctp_set_encap_port). */
+#define NS_SCTP_ENCAP_PEERS 16
+
+struct ns_sctp_encap_peer {
+    uint32_t addr; /* 0 = free slot */
+    uint16_t port;
 };
 
 /* Current values, not counters: group "gauges" in `nstack stats`, read from
@@ -113,6 +150,14 @@ struct ns_stack {
     struct ns_sctp sctp;
     struct ns_sctp_glue_stats sctp_glue_stats;
     bool sctp_pmtu_dirty; /* a packet outgrew its route: resync path MTUs */
+    /* SCTP over UDP (stack/sctp_udp_glue.c): nstack's UDP socket bound to
+     * params.sctp.udp_port, or the hosted transport (hooks.sctp_udp_output,
+     * packets of sctp_udp_pmtu bytes). */
+    struct ns_udp_sock *sctp_udp_sock;
+    uint16_t sctp_udp_bound; /* the port sctp_udp_sock is bound to */
+    uint32_t sctp_udp_pmtu;
+    struct ns_sctp_encap_peer sctp_encap_peers[NS_SCTP_ENCAP_PEERS];
+    struct ns_sctp_udp_stats sctp_udp_stats;
 
     struct ns_eth_stats eth_stats;
     struct ns_arp_stats arp_stats;
@@ -201,6 +246,56 @@ void ns_stack_sctp_icmp_error(struct ns_stack *s, uint32_t src, uint32_t dst, co
 struct ns_sctp_assoc *ns_stack_sctp_find(struct ns_stack *s, uint16_t local_port, uint32_t peer,
                                          uint16_t peer_port, uint32_t vtag);
 
+/* ---- SCTP over UDP encapsulation (RFC 6951, stack/sctp_udp_glue.c) ---
+ * A path whose ns_sctp_addr.port is nonzero is UDP-encapsulated: its
+ * packets leave as UDP from params.sctp.udp_port to that port. The engine
+ * updates the port from each verified packet (RFC 6951 5.4). New
+ * associations (ns_stack_sctp_connect) use the peer's port from
+ * ns_stack_sctp_set_encap_port, else sysctl sctp.encap_port (0: raw IP). */
+
+/* (Re)bind nstack's UDP socket to params.sctp.udp_port (0 closes it).
+ * Called by ns_sysctl_set. 0 or -errno (the port stays closed). */
+int ns_stack_sctp_udp_sync(struct ns_stack *s);
+/* Hosted mode: no IPv4 under the engine; every path is UDP-encapsulated
+ * and its packets go to out(ctx, ...), a transport the embedder drives
+ * (the daemon's host UDP socket, bound to local_port), which hands what
+ * it receives to ns_sctp_input(&s->sctp, ...). Sets sctp.udp_port to
+ * local_port and, if 0, sctp.encap_port to NS_SCTP_UDP_PORT; pmtu is the
+ * SCTP packet size of every path (0: NS_SCTP_DEFAULT_PMTU). */
+void ns_stack_sctp_hosted(struct ns_stack *s,
+                          void (*out)(void *ctx, struct ns_pkt *p, const struct ns_sctp_addr *src,
+                                      const struct ns_sctp_addr *dst, uint64_t now),
+                          void *ctx, uint16_t local_port, uint32_t pmtu);
+static inline bool ns_stack_sctp_is_hosted(const struct ns_stack *s)
+{
+    return s->hooks.sctp_udp_output != NULL;
+}
+/* The remote encapsulation port new associations to peer use (port 0
+ * forgets it). 0, -ENOSPC (table full). */
+int ns_stack_sctp_set_encap_port(struct ns_stack *s, uint32_t peer, uint16_t port);
+/* The port an association to peer starts with: 0 = raw IP. */
+uint16_t ns_stack_sctp_encap_port(const struct ns_stack *s, uint32_t peer);
+/* The engine's output for a path with a nonzero port (takes p). */
+void ns_stack_sctp_udp_output(struct ns_stack *s, struct ns_pkt *p, const struct ns_sctp_addr *src,
+                              const struct ns_sctp_addr *dst, uint64_t now);
+/* SCTP bytes one encapsulated packet to dst carries (0: no route). */
+uint32_t ns_stack_sctp_udp_pmtu(struct ns_stack *s, uint32_t dst, uint64_t now);
+/* An ICMP error quoting a UDP datagram we sent from src to dst: udp holds
+ * the first udp_len quoted bytes from the UDP header on. Returns true
+ * when it was about SCTP over UDP (source port sctp.udp_port), which it
+ * then handles as RFC 6951 5.6 says: port unreachable as SCTP's protocol
+ * unreachable, fragmentation-needed lowering the path MTU (less the UDP
+ * header), after the quoted verification tag checks of ICMP for SCTP. */
+bool ns_stack_sctp_udp_icmp_error(struct ns_stack *s, uint32_t src, uint32_t dst,
+                                  const uint8_t *udp, uint32_t udp_len, uint8_t type, uint8_t code,
+                                  uint32_t mtu, uint64_t now);
+/* Shared with sctp_glue.c: ICMP for SCTP with the quoted SCTP header at
+ * l4; encap_port is the quoted UDP destination port (0: raw IP), which a
+ * path of the association must use. */
+void ns_stack_sctp_icmp_error_port(struct ns_stack *s, uint32_t src, uint32_t dst,
+                                   uint16_t encap_port, const uint8_t *l4, uint32_t l4_len,
+                                   uint8_t type, uint8_t code, uint32_t mtu, uint64_t now);
+
 /* Tunables by `nstack sysctl` key. */
 struct ns_sysctl_info {
     const char *key;
@@ -209,7 +304,9 @@ struct ns_sysctl_info {
 };
 int ns_sysctl_get(struct ns_stack *s, const char *key, uint32_t *val);
 /* -ENOENT unknown key, -ERANGE outside [min, max], -EINVAL in range but
- * in conflict with another key (sctp.rto_min_ms > sctp.rto_max_ms). */
+ * in conflict with another key (sctp.rto_min_ms > sctp.rto_max_ms) or
+ * fixed (sctp.udp_port in hosted mode); sctp.udp_port: the bind's error
+ * (-EADDRINUSE...), the old port kept. */
 int ns_sysctl_set(struct ns_stack *s, const char *key, uint32_t val, uint64_t now);
 /* The i-th tunable, NULL past the end. */
 const struct ns_sysctl_info *ns_sysctl_at(size_t i);

@@ -99,6 +99,13 @@ static const struct sysctl_def defs[] = {
     SCTP("nodelay", nodelay, 0, 1, "1: send at once, no bundling delay"),
     SCTP("pd_point_bytes", pd_point_bytes, 0, 1u << 30,
          "partial delivery point; 0 = rcvbuf_bytes / 2"),
+    /* RFC 6951, Linux's net.sctp.udp_port / encap_port; they apply at
+     * once (udp_port binds nstack's UDP), and encap_port to associations
+     * started afterwards. */
+    SCTP("udp_port", udp_port, 0, 65535,
+         "local UDP encapsulation port (RFC 6951, 9899 is IANA's); 0 = SCTP over raw IP only"),
+    SCTP("encap_port", encap_port, 0, 65535,
+         "peer's UDP encapsulation port for new associations; 0 = raw IP"),
 };
 
 static const struct sysctl_def *find(const char *key)
@@ -132,7 +139,20 @@ int ns_sysctl_set(struct ns_stack *s, const char *key, uint32_t val, uint64_t no
         memcpy((char *)&p + (d->off - offsetof(struct ns_params, sctp)), &val, sizeof(val));
         if (p.rto_min_ms > p.rto_max_ms)
             return -EINVAL;
+        bool udp = d->off == offsetof(struct ns_params, sctp.udp_port);
+        /* Hosted mode: the port is the host socket's, fixed at start. */
+        if (udp && ns_stack_sctp_is_hosted(s) && val != s->params.sctp.udp_port)
+            return -EINVAL;
+        struct ns_sctp_params old = s->params.sctp;
         s->params.sctp = p;
+        if (udp) {
+            int r = ns_stack_sctp_udp_sync(s);
+            if (r < 0) {
+                s->params.sctp = old;
+                (void)ns_stack_sctp_udp_sync(s);
+                return r;
+            }
+        }
         ns_sctp_set_params(&s->sctp, &p);
         (void)now;
         return 0;

@@ -3,6 +3,7 @@
  * the first ^C into an interrupt message (ping then prints its statistics,
  * as iputils does) and exit with the status the daemon reports. A second ^C
  * leaves at once. */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -46,6 +47,55 @@ static int connect_ctl(const char *path)
     return fd;
 }
 
+/* Sockets (*.sock) in dir; the first one's path goes to out. */
+static int scan_dir(const char *dir, char *out, size_t outlen)
+{
+    DIR *d = opendir(dir);
+    int found = 0;
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l <= 5 || strcmp(e->d_name + l - 5, ".sock") != 0)
+            continue;
+        if (found++ == 0 && snprintf(out, outlen, "%s/%s", dir, e->d_name) >= (int)outlen)
+            found--; /* a name too long for a socket address is not one */
+    }
+    closedir(d);
+    return found;
+}
+
+/* -C, else $NSTACK_CTL, else the only socket in /run/nstack and in the
+ * directory of daemons that need no root (ns_ctl_user_dir: hosted mode
+ * run by this user) taken together. */
+static int resolve_ctl(const char *ctl_opt, char *path, size_t len, char *err, size_t errlen)
+{
+    const char *env = getenv("NSTACK_CTL");
+    char udir[256];
+    if ((ctl_opt && *ctl_opt) || (env && *env) || ns_ctl_user_dir(udir, sizeof(udir)) < 0 ||
+        strcmp(udir, NS_CTL_DIR) == 0)
+        return ns_ctl_resolve(ctl_opt, env, NS_CTL_DIR, path, len, err, errlen);
+    char other[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    int a = scan_dir(NS_CTL_DIR, path, len);
+    int b = scan_dir(udir, other, sizeof(other));
+    if (a + b == 1) {
+        if (b)
+            snprintf(path, len, "%s", other);
+        return 0;
+    }
+    if (a + b == 0) {
+        /* (The message may be cut short: it is only a message.) */
+        if (snprintf(err, errlen,
+                     "no daemon running (no socket in %s or %s); start one with: nstack daemon "
+                     "--sctp-udp PORT, or as root: nstack daemon --dev tap:NAME --addr A.B.C.D/LEN",
+                     NS_CTL_DIR, udir) < 0)
+            err[0] = '\0';
+    } else
+        snprintf(err, errlen, "several daemons: choose one with -C PATH");
+    return -1;
+}
+
 static int send_frame(int fd, struct ns_ctl_tx *tx, uint8_t type, const void *data, size_t n)
 {
     int r = ns_ctl_tx_frame(tx, type, data, n);
@@ -58,8 +108,7 @@ int ns_client_main(const char *ctl_opt, uint8_t flags, int argc, char **argv)
 {
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     char err[256];
-    if (ns_ctl_resolve(ctl_opt, getenv("NSTACK_CTL"), NS_CTL_DIR, path, sizeof(path), err,
-                       sizeof(err)) < 0) {
+    if (resolve_ctl(ctl_opt, path, sizeof(path), err, sizeof(err)) < 0) {
         fprintf(stderr, "nstack: %s\n", err);
         return 1;
     }

@@ -277,3 +277,17 @@ int ns_ctl_default_path(const char *dir, const char *devspec, char *out, size_t 
         return -1;
     return 0;
 }
+
+int ns_ctl_user_dir(char *out, size_t outlen)
+{
+    uid_t uid = geteuid();
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    int n;
+    if (uid == 0)
+        n = snprintf(out, outlen, "%s", NS_CTL_DIR);
+    else if (xdg && xdg[0] == '/')
+        n = snprintf(out, outlen, "%s/nstack", xdg);
+    else
+        n = snprintf(out, outlen, "/tmp/nstack-%lu", (unsigned long)uid);
+    return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}

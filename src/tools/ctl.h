@@ -105,5 +105,9 @@ int ns_ctl_resolve(const char *opt, const char *env, const char *dir, char *out,
 /* The daemon's default socket for a device spec: DIR/NAME.sock where NAME
  * follows "tap:" or "afpacket:". -1 if the spec has no usable name. */
 int ns_ctl_default_path(const char *dir, const char *devspec, char *out, size_t outlen);
+/* The directory of sockets of daemons that need no root (hosted mode),
+ * where clients look too: NS_CTL_DIR for root, else $XDG_RUNTIME_DIR/nstack,
+ * else /tmp/nstack-UID. -1 if it does not fit. */
+int ns_ctl_user_dir(char *out, size_t outlen);
 
 #endif

@@ -14,8 +14,17 @@
  * latency is the point of this project, so nothing ever waits for a tick.
  * The runtime's timerfd is armed at the earliest of the stack's, the
  * commands' and the capture file's deadlines.
+ *
+ * Hosted mode (--sctp-udp [ADDR:]PORT): no device and no interface. The
+ * stack's SCTP engine runs over UDP encapsulation (RFC 6951) on a host UDP
+ * socket (transport/udp_host.c, recvmmsg/sendmmsg), which is one more fd of
+ * the runtime's loop: its datagrams go straight to the engine, and what the
+ * engine sends is batched and flushed by the idle hook, as frames are to a
+ * device. Everything above the engine (services, perf, sctp, stats,
+ * sysctl, the control socket) is the same code. No root is needed.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -37,6 +46,7 @@
 #include "nstack/socket.h"
 #include "stack/stack.h"
 #include "tools/cmd.h"
+#include "transport/udp_host.h"
 #include "tools/ctl.h"
 #include "tools/main.h"
 #include "tools/services.h"
@@ -52,11 +62,19 @@
 
 static const char usage_daemon[] =
     "Usage: nstack daemon --dev tap:NAME|afpacket:IFNAME --addr A.B.C.D/LEN [OPTIONS]\n"
+    "       nstack daemon --sctp-udp [ADDR:]PORT [OPTIONS]   (hosted mode: no root, no TAP)\n"
+    "  --sctp-udp [ADDR:]PORT  SCTP over UDP (RFC 6951) on a host UDP socket bound to\n"
+    "                        ADDR:PORT (ADDR default 0.0.0.0; an empty PORT is 9899);\n"
+    "                        peers' port: sysctl sctp.encap_port (default 9899 here)\n"
+    "  --sctp-encap PORT     with --dev: also SCTP over nstack's own UDP, on PORT and\n"
+    "                        to PORT (sysctls sctp.udp_port and sctp.encap_port)\n"
     "  --gw A.B.C.D          default gateway\n"
     "  --mac MAC             the stack's MAC (default: derived from the interface name)\n"
     "  --mtu N               MTU (default: the interface's)\n"
-    "  --ctl PATH            control socket (default: $NSTACK_CTL, else /run/nstack/NAME.sock)\n"
-    "  --pcap FILE           record every frame in and out\n"
+    "  --ctl PATH            control socket (default: $NSTACK_CTL, else /run/nstack/NAME.sock;\n"
+    "                        hosted: DIR/udp-PORT.sock, DIR /run/nstack for root, else\n"
+    "                        $XDG_RUNTIME_DIR/nstack, else /tmp/nstack-UID)\n"
+    "  --pcap FILE           record every frame in and out (hosted: every datagram)\n"
     "  --sysctl KEY=VALUE    set a tunable at start (repeatable)\n"
     "  --serve SERVICE:PORT  run a service (repeatable): udp-echo, and over SCTP\n"
     "                        discard, echo, perf (the server of `nstack perf`)\n"
@@ -95,6 +113,8 @@ struct conn {
 
 struct daemon_opts {
     const char *dev, *addr, *gw, *mac, *ctl, *pcap;
+    const char *sctp_udp;   /* hosted mode: [ADDR:]PORT */
+    const char *sctp_encap; /* nstack's own UDP encapsulation port */
     uint32_t mtu;
     uint64_t seed;
     const char *sysctl[MAX_SYSCTL];
@@ -106,7 +126,9 @@ struct daemon_opts {
 
 struct daemon {
     struct ns_stack *s;
-    struct ns_dev *dev;
+    struct ns_dev *dev;      /* NULL in hosted mode */
+    struct ns_udp_host *uh;  /* hosted mode's transport */
+    struct ns_pcap *uh_pcap; /* hosted mode's capture */
     uint32_t ifindex;
     struct ns_cmd_env env;
     bool env_ready;
@@ -233,6 +255,8 @@ static void dev_error(struct daemon *d, int err)
  * extra wake-up, which is most of what a first-packet ARP resolution costs. */
 static void pump(struct daemon *d)
 {
+    if (!d->dev)
+        return;
     if (d->stopping && d->exit_rc)
         return; /* the device failed: do not spin on it */
     for (int round = 0; round < RX_ROUNDS; round++) {
@@ -243,8 +267,11 @@ static void pump(struct daemon *d)
             dev_error(d, n);
         if (n > 0) {
             d->rx_error_run = 0;
+            /* Events (wake-ups) once per batch (sctp.h). */
+            ns_sctp_batch_begin(&d->s->sctp);
             for (int i = 0; i < n; i++)
                 ns_stack_input_pkt(d->s, d->ifindex, pk[i], now);
+            ns_sctp_batch_end(&d->s->sctp, now);
         }
         int sent = flush_tx(d, now);
         if (n <= 0 && sent == 0)
@@ -275,8 +302,13 @@ static uint64_t daemon_idle(struct ns_rt *rt, void *ctx, uint64_t now)
     uint64_t p = NS_TIME_NEVER;
     for (int i = 0; i < 16; i++) {
         ns_cmd_poll(&d->env, now);
-        pump(d);
-        p = ns_pcap_tracer_poll(d->dev, now);
+        if (d->uh) {
+            ns_udp_host_flush(d->uh, now);
+            p = d->uh_pcap ? ns_pcap_poll(d->uh_pcap, now) : NS_TIME_NEVER;
+        } else {
+            pump(d);
+            p = ns_pcap_tracer_poll(d->dev, now);
+        }
         uint64_t next = min3(ns_stack_next_deadline(d->s), ns_cmd_next_deadline(&d->env), p);
         if (next > now)
             break;
@@ -624,6 +656,8 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
         OPT("--mac", o->mac = v)
         OPT("--ctl", o->ctl = v)
         OPT("--pcap", o->pcap = v)
+        OPT("--sctp-udp", o->sctp_udp = v)
+        OPT("--sctp-encap", o->sctp_encap = v)
         OPT(
             "--mtu", if (!ns_arg_u32(v, 68, 65535, &o->mtu)) {
                 fprintf(stderr, "nstack: daemon: bad --mtu '%s' (68-65535)\n", v);
@@ -660,9 +694,17 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
                 argv[i]);
         return -1;
     }
+    if (o->sctp_udp) {
+        if (o->dev || o->addr || o->gw || o->mac || o->mtu || o->sctp_encap) {
+            fprintf(stderr, "nstack: daemon: --sctp-udp runs without a device: no --dev, --addr, "
+                            "--gw, --mac, --mtu or --sctp-encap\n");
+            return -1;
+        }
+        return 0;
+    }
     if (!o->dev || !o->addr) {
-        fprintf(stderr, "nstack: daemon: --dev and --addr are required (see: nstack daemon "
-                        "--help)\n");
+        fprintf(stderr, "nstack: daemon: --dev and --addr (or --sctp-udp) are required (see: "
+                        "nstack daemon --help)\n");
         return -1;
     }
     return 0;
@@ -716,6 +758,10 @@ static void teardown_fn(struct ns_rt *rt, void *arg)
     d->env_ready = false;
     if (d->dev && d->dev->fd >= 0)
         ns_rt_del_fd(rt, d->dev->fd);
+    if (d->uh) {
+        ns_rt_del_fd(rt, ns_udp_host_fd(d->uh));
+        ns_udp_host_flush(d->uh, mono_us());
+    }
     if (d->lfd >= 0)
         ns_rt_del_fd(rt, d->lfd);
 }
@@ -747,6 +793,10 @@ static void daemon_free(struct daemon *d)
         ns_cmd_env_free(&d->env);
     ns_stack_free(d->s);
     ns_dev_close(d->dev); /* also flushes and closes the capture */
+    ns_udp_host_close(d->uh, mono_us());
+    d->uh = NULL;
+    ns_pcap_close(d->uh_pcap);
+    d->uh_pcap = NULL;
     ctl_unlink(d);
     if (d->lfd >= 0)
         close(d->lfd);
@@ -786,14 +836,30 @@ struct start_op {
     int err;
 };
 
+/* Hosted mode: datagrams straight into the engine (their replies are
+ * flushed by the idle hook that follows). */
+static void on_udp(struct ns_rt *rt, void *ctx, int fd, uint32_t events)
+{
+    struct daemon *d = ctx;
+    (void)rt;
+    (void)fd;
+    (void)events;
+    ns_udp_host_recv(d->uh, &d->s->sctp, RX_ROUNDS, mono_us());
+}
+
 /* On the stack thread: watch the fds, bring the interface up. */
 static void start_fn(struct ns_rt *rt, void *arg)
 {
     struct start_op *so = arg;
     struct daemon *d = so->d;
     if (ns_rt_add_fd(rt, d->lfd, EPOLLIN, on_listen, d) < 0 ||
-        (d->dev->fd >= 0 && ns_rt_add_fd(rt, d->dev->fd, EPOLLIN, on_dev, d) < 0)) {
+        (d->dev && d->dev->fd >= 0 && ns_rt_add_fd(rt, d->dev->fd, EPOLLIN, on_dev, d) < 0) ||
+        (d->uh && ns_rt_add_fd(rt, ns_udp_host_fd(d->uh), EPOLLIN, on_udp, d) < 0)) {
         so->err = errno;
+        return;
+    }
+    if (!d->dev) {
+        ns_rt_set_idle(rt, daemon_idle, d);
         return;
     }
     uint64_t now = mono_us();
@@ -803,28 +869,62 @@ static void start_fn(struct ns_rt *rt, void *arg)
     ns_rt_set_idle(rt, daemon_idle, d);
 }
 
-static int setup(struct daemon *d, const struct daemon_opts *o)
+/* [ADDR:]PORT, ADDR, PORT or empty (0.0.0.0:9899). */
+static bool parse_hostport(const char *v, uint32_t *addr, uint16_t *port)
 {
-    char err[512];
-    uint64_t now = mono_us();
-    uint32_t addr, gw = 0;
-    uint8_t plen;
-    struct ns_mac mac;
-    if (!ns_ip_parse_prefix(o->addr, &addr, &plen) || addr == 0) {
-        fprintf(stderr, "nstack: bad address '%s'\n", o->addr);
-        return 2;
+    char a[32];
+    const char *colon = strchr(v, ':');
+    *addr = 0;
+    *port = NS_UDP_HOST_DEFAULT_PORT;
+    if (!colon) {
+        uint32_t p;
+        if (!*v)
+            return true;
+        if (ns_arg_u32(v, 1, 65535, &p)) {
+            *port = (uint16_t)p;
+            return true;
+        }
+        return ns_ip_parse_addr(v, addr);
     }
-    if (o->gw && (!ns_ip_parse_addr(o->gw, &gw) || gw == 0)) {
-        fprintf(stderr, "nstack: bad address '%s'\n", o->gw);
-        return 2;
-    }
-    if (o->mac && !ns_mac_parse(o->mac, &mac)) {
-        fprintf(stderr, "nstack: daemon: bad --mac '%s'\n", o->mac);
-        return 2;
-    }
+    size_t l = (size_t)(colon - v);
+    if (l >= sizeof(a))
+        return false;
+    memcpy(a, v, l);
+    a[l] = '\0';
+    if (l && !ns_ip_parse_addr(a, addr))
+        return false;
+    uint32_t p;
+    if (colon[1] && !ns_arg_u32(colon + 1, 1, 65535, &p))
+        return false;
+    if (colon[1])
+        *port = (uint16_t)p;
+    return true;
+}
 
-    /* The control socket first, so a second daemon on the same device says
-     * so instead of failing on the busy device. */
+/* A directory for sockets that only we may use: create it, or accept an
+ * existing one only if it is ours and not a symlink (/tmp is shared). */
+static int user_dir_ready(const char *dir)
+{
+    if (strcmp(dir, NS_CTL_DIR) == 0) {
+        if (mkdir(dir, 0755) == 0)
+            chmod(dir, 0755); /* whatever the umask: clients must find sockets */
+        else if (errno != EEXIST)
+            return -errno;
+        return 0;
+    }
+    /* $XDG_RUNTIME_DIR/nstack: the parent exists and is the user's. */
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    struct stat st;
+    if (lstat(dir, &st) < 0)
+        return -errno;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+        return -EPERM;
+    return 0;
+}
+
+static int setup_ctl_path(struct daemon *d, const struct daemon_opts *o, uint16_t udp_port)
+{
     const char *env_ctl = getenv("NSTACK_CTL");
     if (o->ctl || (env_ctl && *env_ctl)) {
         const char *p = o->ctl ? o->ctl : env_ctl;
@@ -833,42 +933,129 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
             return 2;
         }
         snprintf(d->ctl_path, sizeof(d->ctl_path), "%s", p);
-    } else {
-        if (ns_ctl_default_path(NS_CTL_DIR, o->dev, d->ctl_path, sizeof(d->ctl_path)) < 0) {
-            fprintf(stderr,
-                    "nstack: daemon: no interface name in '%s' (use tap:NAME or "
-                    "afpacket:IFNAME)\n",
-                    o->dev);
+        return 0;
+    }
+    if (o->sctp_udp) {
+        char dir[200];
+        if (ns_ctl_user_dir(dir, sizeof(dir)) < 0) {
+            fprintf(stderr, "nstack: daemon: socket directory name too long (use --ctl)\n");
             return 2;
         }
-        if (mkdir(NS_CTL_DIR, 0755) == 0) {
-            chmod(NS_CTL_DIR, 0755); /* whatever the umask: clients must find sockets */
-        } else if (errno != EEXIST) {
-            fprintf(stderr, "nstack: daemon: cannot create %s: %s\n", NS_CTL_DIR, strerror(errno));
+        int r = user_dir_ready(dir);
+        if (r < 0) {
+            fprintf(stderr, "nstack: daemon: cannot use %s: %s (use --ctl)\n", dir, strerror(-r));
             return 1;
         }
+        int n = snprintf(d->ctl_path, sizeof(d->ctl_path), "%s/udp-%u.sock", dir, udp_port);
+        if (n < 0 || (size_t)n >= sizeof(d->ctl_path)) {
+            fprintf(stderr, "nstack: daemon: socket path too long (use --ctl)\n");
+            return 2;
+        }
+        return 0;
     }
+    if (ns_ctl_default_path(NS_CTL_DIR, o->dev, d->ctl_path, sizeof(d->ctl_path)) < 0) {
+        fprintf(stderr,
+                "nstack: daemon: no interface name in '%s' (use tap:NAME or "
+                "afpacket:IFNAME)\n",
+                o->dev);
+        return 2;
+    }
+    if (mkdir(NS_CTL_DIR, 0755) == 0) {
+        chmod(NS_CTL_DIR, 0755); /* whatever the umask: clients must find sockets */
+    } else if (errno != EEXIST) {
+        fprintf(stderr, "nstack: daemon: cannot create %s: %s\n", NS_CTL_DIR, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+static int setup(struct daemon *d, const struct daemon_opts *o)
+{
+    char err[512];
+    uint64_t now = mono_us();
+    uint32_t addr = 0, gw = 0, mtu = 0;
+    uint8_t plen = 0;
+    uint32_t uaddr = 0;
+    uint16_t uport = 0, encap = 0;
+    struct ns_mac mac;
+    if (o->sctp_udp && !parse_hostport(o->sctp_udp, &uaddr, &uport)) {
+        fprintf(stderr, "nstack: daemon: bad --sctp-udp '%s' ([ADDR:]PORT)\n", o->sctp_udp);
+        return 2;
+    }
+    if (o->sctp_encap) {
+        uint32_t v;
+        if (!ns_arg_u32(o->sctp_encap, 1, 65535, &v)) {
+            fprintf(stderr, "nstack: daemon: bad --sctp-encap '%s' (1-65535)\n", o->sctp_encap);
+            return 2;
+        }
+        encap = (uint16_t)v;
+    }
+    if (!o->sctp_udp) {
+        if (!ns_ip_parse_prefix(o->addr, &addr, &plen) || addr == 0) {
+            fprintf(stderr, "nstack: bad address '%s'\n", o->addr);
+            return 2;
+        }
+        if (o->gw && (!ns_ip_parse_addr(o->gw, &gw) || gw == 0)) {
+            fprintf(stderr, "nstack: bad address '%s'\n", o->gw);
+            return 2;
+        }
+        if (o->mac && !ns_mac_parse(o->mac, &mac)) {
+            fprintf(stderr, "nstack: daemon: bad --mac '%s'\n", o->mac);
+            return 2;
+        }
+    }
+
+    /* The control socket first, so a second daemon on the same device says
+     * so instead of failing on the busy device. */
+    int rc = setup_ctl_path(d, o, uport);
+    if (rc)
+        return rc;
     if (ctl_listen(d, err, sizeof(err)) < 0) {
         fprintf(stderr, "nstack: %s\n", err);
         return 1;
     }
 
-    d->dev = ns_dev_open(o->dev, err, sizeof(err));
-    if (!d->dev) {
-        if (perm_error(err) && geteuid() != 0)
-            fprintf(stderr, "nstack: daemon must run as root to open %s\n", o->dev);
-        else
-            fprintf(stderr, "nstack: %s\n", err);
-        return 1;
-    }
-    if (o->pcap) {
-        struct ns_pcap_opts po = {.wall_offset_us = ns_pcap_wall_offset_us(now)};
-        struct ns_dev *t = ns_pcap_trace(d->dev, o->pcap, &po, err, sizeof(err));
-        if (!t) {
-            fprintf(stderr, "nstack: %s\n", err);
+    if (o->sctp_udp) {
+        int e = 0;
+        /* Bursts of a whole congestion window arrive between two loop
+         * turns: ask for more than the default buffers (the kernel caps
+         * them at net.core.rmem_max / wmem_max). */
+        struct ns_udp_host_opts uo = {
+            .addr = uaddr, .port = uport, .sndbuf = 4 << 20, .rcvbuf = 4 << 20};
+        d->uh = ns_udp_host_open_opts(&uo, &e);
+        if (!d->uh) {
+            char a[16];
+            fprintf(stderr, "nstack: daemon: UDP %s:%u: %s\n", ns_ip_fmt(uaddr, a), uport,
+                    strerror(-e));
             return 1;
         }
-        d->dev = t;
+        if (o->pcap) {
+            struct ns_pcap_opts po = {.wall_offset_us = ns_pcap_wall_offset_us(now)};
+            d->uh_pcap = ns_pcap_open_opts(o->pcap, &po);
+            if (!d->uh_pcap) {
+                fprintf(stderr, "nstack: daemon: %s: %s\n", o->pcap, strerror(errno));
+                return 1;
+            }
+            ns_udp_host_set_pcap(d->uh, d->uh_pcap);
+        }
+    } else {
+        d->dev = ns_dev_open(o->dev, err, sizeof(err));
+        if (!d->dev) {
+            if (perm_error(err) && geteuid() != 0)
+                fprintf(stderr, "nstack: daemon must run as root to open %s\n", o->dev);
+            else
+                fprintf(stderr, "nstack: %s\n", err);
+            return 1;
+        }
+        if (o->pcap) {
+            struct ns_pcap_opts po = {.wall_offset_us = ns_pcap_wall_offset_us(now)};
+            struct ns_dev *t = ns_pcap_trace(d->dev, o->pcap, &po, err, sizeof(err));
+            if (!t) {
+                fprintf(stderr, "nstack: %s\n", err);
+                return 1;
+            }
+            d->dev = t;
+        }
     }
 
     struct ns_stack_config cfg = {.seed = o->seed};
@@ -877,15 +1064,25 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
         fprintf(stderr, "nstack: daemon: out of memory\n");
         return 1;
     }
-    if (!o->mac)
-        mac = d->dev->mac;
-    uint32_t mtu = o->mtu ? o->mtu : d->dev->mtu;
-    int idx = ns_stack_add_iface(d->s, d->dev->name, &mac, mtu);
-    if (idx < 0) {
-        fprintf(stderr, "nstack: daemon: interface %s: %s\n", d->dev->name, strerror(-idx));
-        return 1;
+    if (d->uh) {
+        /* Before --sysctl, which may still change sctp.encap_port. */
+        ns_stack_sctp_hosted(d->s, ns_udp_host_output, d->uh, ns_udp_host_port(d->uh), 0);
+    } else {
+        if (!o->mac)
+            mac = d->dev->mac;
+        mtu = o->mtu ? o->mtu : d->dev->mtu;
+        int idx = ns_stack_add_iface(d->s, d->dev->name, &mac, mtu);
+        if (idx < 0) {
+            fprintf(stderr, "nstack: daemon: interface %s: %s\n", d->dev->name, strerror(-idx));
+            return 1;
+        }
+        d->ifindex = (uint32_t)idx;
+        if (encap && (ns_sysctl_set(d->s, "sctp.encap_port", encap, now) < 0 ||
+                      ns_sysctl_set(d->s, "sctp.udp_port", encap, now) < 0)) {
+            fprintf(stderr, "nstack: daemon: --sctp-encap %u: cannot bind the UDP port\n", encap);
+            return 1;
+        }
     }
-    d->ifindex = (uint32_t)idx;
     for (int i = 0; i < o->nsysctl; i++) {
         if (ns_cmd_sysctl_assign(d->s, o->sysctl[i], now, err, sizeof(err)) < 0) {
             fprintf(stderr, "nstack: %s\n", err);
@@ -896,7 +1093,10 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
         ns_stack_set_gateway(d->s, gw);
     ns_cmd_env_init(&d->env, d->s, (uint16_t)getpid());
     d->env_ready = true;
-    d->env.extra[d->env.n_extra++] = NS_CTR_GROUP_NAMED("dev", dev_ctr_names, &d->dev->stats);
+    if (d->dev)
+        d->env.extra[d->env.n_extra++] = NS_CTR_GROUP_NAMED("dev", dev_ctr_names, &d->dev->stats);
+    else
+        d->env.n_extra += ns_udp_host_counters(d->uh, &d->env.extra[d->env.n_extra], 1);
     d->env.extra[d->env.n_extra++] = NS_CTR_GROUP_NAMED("daemon", daemon_ctr_names, &d->stats);
     d->svc = ns_svc_new();
     if (!d->svc) {
@@ -945,6 +1145,12 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
     }
 
     char a[16], m[18];
+    if (d->uh) {
+        fprintf(stderr, "nstack: sctp over udp %s:%u (peers' port %" PRIu32 ") ctl %s\n",
+                ns_ip_fmt(ns_udp_host_addr(d->uh), a), ns_udp_host_port(d->uh),
+                d->s->params.sctp.encap_port, d->ctl_path);
+        return 0;
+    }
     ns_mac_format(mac.b, m);
     fprintf(stderr, "nstack: %s %s/%u mac %s mtu %" PRIu32 " ctl %s\n", d->dev->name,
             ns_ip_fmt(addr, a), plen, m, mtu, d->ctl_path);
@@ -972,6 +1178,13 @@ int ns_daemon_main(int argc, char **argv)
     if (r)
         return r > 0 ? 0 : 2;
     signal(SIGPIPE, SIG_IGN);
+    /* Message and packet buffers come and go by the hundred thousand per
+     * second between threads: glibc's default trimming hands freed heap
+     * back to the kernel and faults it in again (and each give-back is a
+     * TLB shoot-down across CPUs), which showed up in profiles. A daemon
+     * may keep its high-water mark. */
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
     struct daemon d;
     memset(&d, 0, sizeof(d));
     d.lfd = d.sfd = d.stopfd = -1;

@@ -43,6 +43,7 @@ struct perf_job {
     uint64_t secs_us, interval_us;
     uint32_t msgsize, streams;
     bool unordered;
+    bool sink;                  /* -k: a plain sink peer (tsctp, discard): no END/REPORT */
     int sndbuf_opt, rcvbuf_opt; /* 0: the defaults */
     /* Shared with the thread. */
     pthread_t thread;
@@ -145,6 +146,49 @@ static void wait_report(struct perf_job *j)
     }
 }
 
+/* -k: the peer is a plain sink that sends no report. Shut down and wait
+ * for the association to end (the SHUTDOWN goes out once everything sent
+ * is acknowledged), then report the sender's own figures over the time
+ * from the first message to that end. */
+static void sink_finish(struct perf_job *j, uint64_t bytes, uint64_t msgs)
+{
+    int efd = ns_socket_fd(j->rt, j->sd);
+    if (ns_shutdown(j->rt, j->sd, SHUT_WR) < 0) {
+        j->err = errno;
+        j->err_what = "shutdown";
+        return;
+    }
+    uint64_t until = ns_svc_mono_us() + PERF_REPORT_WAIT;
+    char buf[256];
+    for (;;) {
+        struct iovec iov = {buf, sizeof(buf)};
+        int fl = 0;
+        ssize_t n = ns_sctp_recvv(j->rt, j->sd, &iov, 1, NULL, NULL, NULL, NULL, NULL, &fl,
+                                  NS_MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno == ENOTCONN))
+            break; /* SHUTDOWN COMPLETE: every message acknowledged */
+        if (n < 0 && errno != EAGAIN) {
+            j->err = errno;
+            j->err_what = "waiting for the shutdown";
+            return;
+        }
+        if (n < 0) {
+            if (ns_svc_stopping(j->svc) || ns_svc_mono_us() > until) {
+                j->err = ETIMEDOUT;
+                j->err_what = "waiting for the shutdown";
+                return;
+            }
+            struct pollfd pf = {.fd = efd, .events = POLLIN};
+            poll(&pf, 1, 100);
+        }
+    }
+    j->r_bytes = bytes;
+    j->r_msgs = msgs;
+    j->r_elapsed = ns_svc_mono_us() - j->t0;
+    j->r_ncpu = 1;
+    j->have_report = true;
+}
+
 static void done_fn(struct ns_rt *rt, void *arg);
 
 static void connected_fn(struct ns_rt *rt, void *arg);
@@ -220,6 +264,10 @@ static void *perf_main(void *arg)
     if (j->err)
         goto out;
     ns_set_nonblock(rt, sd, true);
+    if (j->sink) {
+        sink_finish(j, bytes, msgs);
+        goto out;
+    }
     if (send_end(j, bytes, msgs) < 0) {
         j->err = errno;
         j->err_what = "send";
@@ -336,6 +384,13 @@ static void print_table(struct perf_job *j)
                   "%-6d %-6d %6" PRIu32 "    %-6.2f     %7.2f   %-6.2f   %-6.2f   %-6.3f  %-6.3f\n"
                   "\n",
                   j->r_rcvbuf, j->sndbuf, j->msgsize, el, mbit, lutil, rutil, lsd, rsd);
+    if (j->sink) {
+        ns_cmd_printf(j->sess, 1,
+                      "%.0f messages/s: %" PRIu64 " messages sent and acknowledged (sink peer: "
+                      "sender-side figures)\n",
+                      el > 0 ? (double)j->r_msgs / el : 0, j->r_msgs);
+        return;
+    }
     ns_cmd_printf(
         j->sess, 1, "%.0f messages/s: %" PRIu64 " messages received of %" PRIu64 " sent\n",
         el > 0 ? (double)j->r_msgs / el : 0, j->r_msgs, (uint64_t)atomic_load(&j->sent_msgs));
@@ -404,7 +459,7 @@ struct perf_opts {
     uint32_t port, msgsize, streams;
     uint64_t secs_us, interval_us;
     uint32_t sndbuf, rcvbuf;
-    bool unordered;
+    bool unordered, sink;
 };
 
 static bool perf_opt(struct ns_cmd_sess *sess, void *arg, char opt, const char *val)
@@ -439,10 +494,39 @@ static bool perf_opt(struct ns_cmd_sess *sess, void *arg, char opt, const char *
     case 'u':
         o->unordered = true;
         break;
+    case 'k':
+        o->sink = true;
+        break;
     }
     if (!ok)
         ns_cmd_errorf(sess, "perf: bad -%c '%s' (see: nstack perf --help)", opt, val);
     return ok;
+}
+
+/* HOST or HOST:UDPPORT; a UDP port makes the association to HOST run over
+ * UDP encapsulation to that port (RFC 6951): it becomes the stack's
+ * remote encapsulation port for HOST (ns_stack_sctp_set_encap_port). */
+static bool parse_host(struct ns_cmd_sess *sess, const char *what, const char *v, uint32_t *dst)
+{
+    char a[32];
+    const char *colon = strchr(v, ':');
+    size_t l = colon ? (size_t)(colon - v) : strlen(v);
+    uint32_t up = 0;
+    if (l >= sizeof(a) || (memcpy(a, v, l), a[l] = '\0', !ns_ip_parse_addr(a, dst)) || *dst == 0) {
+        ns_cmd_errorf(sess, "bad address '%s'", v);
+        return false;
+    }
+    if (!colon)
+        return true;
+    if (!ns_arg_u32(colon + 1, 1, 65535, &up)) {
+        ns_cmd_errorf(sess, "%s: bad UDP port in '%s' (HOST:UDPPORT, 1-65535)", what, v);
+        return false;
+    }
+    if (ns_stack_sctp_set_encap_port(sess->env->s, *dst, (uint16_t)up) < 0) {
+        ns_cmd_errorf(sess, "%s: too many peers with their own UDP port", what);
+        return false;
+    }
+    return true;
 }
 
 void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now)
@@ -450,7 +534,7 @@ void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t
     struct perf_opts o = {
         .port = NS_PERF_DEFAULT_PORT, .msgsize = 1024, .streams = 1, .secs_us = 10000000u};
     const struct ns_cmd_optspec spec = {
-        .name = "perf", .with_arg = "HplmnDSs", .flags = "u", .cb = perf_opt, .arg = &o};
+        .name = "perf", .with_arg = "HplmnDSs", .flags = "uk", .cb = perf_opt, .arg = &o};
     const char *pos[1];
     int npos = ns_cmd_getopt(sess, &spec, argc, argv, pos, 1);
     if (npos < 0) {
@@ -465,8 +549,7 @@ void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t
         ns_cmd_finish(sess, NS_EXIT_USAGE);
         return;
     }
-    if (!ns_ip_parse_addr(o.host, &dst) || dst == 0) {
-        ns_cmd_errorf(sess, "bad address '%s'", o.host);
+    if (!parse_host(sess, "perf", o.host, &dst)) {
         ns_cmd_finish(sess, NS_EXIT_USAGE);
         return;
     }
@@ -501,6 +584,7 @@ void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t
     j->msgsize = o.msgsize;
     j->streams = o.streams;
     j->unordered = o.unordered;
+    j->sink = o.sink;
     j->sndbuf_opt = (int)o.sndbuf;
     j->rcvbuf_opt = (int)o.rcvbuf;
     j->sd = -1;
@@ -525,7 +609,9 @@ void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t
         return;
     }
     ns_cmd_make_long(sess, &perf_kind, j);
-    ns_timer_arm(&env->timers, &j->t_conn, now + PERF_NEIGH_CHECK);
+    /* Hosted mode has no next hop to watch: the host's UDP does that. */
+    if (!ns_stack_sctp_is_hosted(env->s))
+        ns_timer_arm(&env->timers, &j->t_conn, now + PERF_NEIGH_CHECK);
 }
 
 /* ---- `nstack sctp send`: one message, and the replies within a wait ---- */
@@ -706,8 +792,7 @@ void ns_cmd_sctp_send(struct ns_cmd_sess *sess, int argc, char *const *argv, uin
         ns_cmd_finish(sess, NS_EXIT_USAGE);
         return;
     }
-    if (!ns_ip_parse_addr(pos[0], &dst) || dst == 0) {
-        ns_cmd_errorf(sess, "bad address '%s'", pos[0]);
+    if (!parse_host(sess, "sctp send", pos[0], &dst)) {
         ns_cmd_finish(sess, NS_EXIT_USAGE);
         return;
     }

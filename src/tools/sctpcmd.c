@@ -47,11 +47,15 @@ static void show_text(struct ns_sbuf *b, struct ns_stack *s, const struct ns_sct
         ns_sbuf_printf(b,
                        "  path %s %s %s%s pmtu %" PRIu32 " cwnd %" PRIu32 " ssthresh %" PRIu32
                        " flight %" PRIu32 " errors %" PRIu32 " srtt_us %" PRIu64
-                       " rttvar_us %" PRIu64 " rto_us %" PRIu64 " local %s\n",
+                       " rttvar_us %" PRIu64 " rto_us %" PRIu64 " local %s",
                        ns_ip_fmt(pi->addr.addr, p), pi->active ? "active" : "inactive",
                        pi->confirmed ? "confirmed" : "unconfirmed", pi->primary ? " primary" : "",
                        pi->pmtu, pi->cwnd, pi->ssthresh, pi->flight, pi->errors, pi->srtt_us,
                        pi->rttvar_us, pi->rto_us, ns_ip_fmt(local_addr(s, pi, now), x));
+        /* UDP encapsulation (RFC 6951): the peer's port, as last learned. */
+        if (pi->addr.port)
+            ns_sbuf_printf(b, " udp %u", pi->addr.port);
+        ns_sbuf_puts(b, "\n");
     }
     struct ns_ctr_group g[8];
     size_t n = ns_sctp_assoc_counters(a, g, 8);
@@ -111,12 +115,15 @@ static void show_json(struct ns_sbuf *b, struct ns_stack *s, const struct ns_sct
                        "%s{\"addr\":\"%s\",\"local\":\"%s\",\"active\":%s,\"confirmed\":%s,"
                        "\"primary\":%s,\"pmtu\":%" PRIu32 ",\"cwnd\":%" PRIu32
                        ",\"ssthresh\":%" PRIu32 ",\"flight\":%" PRIu32 ",\"errors\":%" PRIu32
-                       ",\"srtt_us\":%" PRIu64 ",\"rttvar_us\":%" PRIu64 ",\"rto_us\":%" PRIu64 "}",
+                       ",\"srtt_us\":%" PRIu64 ",\"rttvar_us\":%" PRIu64 ",\"rto_us\":%" PRIu64,
                        i ? "," : "", ns_ip_fmt(pi->addr.addr, p),
                        ns_ip_fmt(local_addr(s, pi, now), l), pi->active ? "true" : "false",
                        pi->confirmed ? "true" : "false", pi->primary ? "true" : "false", pi->pmtu,
                        pi->cwnd, pi->ssthresh, pi->flight, pi->errors, pi->srtt_us, pi->rttvar_us,
                        pi->rto_us);
+        if (pi->addr.port)
+            ns_sbuf_printf(b, ",\"udp_port\":%u", pi->addr.port);
+        ns_sbuf_puts(b, "}");
     }
     ns_sbuf_puts(b, "]");
     struct ns_ctr_group g[8];

@@ -257,6 +257,8 @@ unsigned ns_udp_host_recv(struct ns_udp_host *h, struct ns_sctp *sctp, unsigned 
             break;
         }
         h->stats.rx_batches++;
+        /* Events (wake-ups) once per recvmmsg (sctp.h). */
+        ns_sctp_batch_begin(sctp);
         for (int i = 0; i < n; i++) {
             struct msghdr *mh = &h->rx_msg[i].msg_hdr;
             uint32_t len = h->rx_msg[i].msg_len;
@@ -288,6 +290,7 @@ unsigned ns_udp_host_recv(struct ns_udp_host *h, struct ns_sctp *sctp, unsigned 
             ns_sctp_input(sctp, p, &src, &dst, now);
             total++;
         }
+        ns_sctp_batch_end(sctp, now);
         if (n < NS_UDP_HOST_BATCH)
             break;
     }

@@ -20,13 +20,11 @@
  * (host order)}, dst = {4, our port, the datagram's destination address
  * (IP_PKTINFO; our bound address when bound to one)}.
  *
- * Remote encapsulation port (RFC 6951 section 5.4 says to update it from
- * the last packet received on a path): the engine keys paths by the whole
- * ns_sctp_addr, port included, so a peer whose source port changes shows up
- * as a different transport address, not an updated path. We do not rewrite
- * it: such packets reach the engine as coming from an unknown address (it
- * treats them by its out-of-the-blue and lookup rules). On loopback and
- * without NATs the port never changes.
+ * Remote encapsulation port (RFC 6951 section 5.4: it follows the UDP
+ * source port of the last packet received on a path): src.port is the
+ * datagram's source port as is; the engine matches paths on the address
+ * alone and moves a path's port to it once the packet passed the
+ * verification tag check (sctp/types.h, sctp/sctp.c).
  */
 #ifndef NS_TRANSPORT_UDP_HOST_H
 #define NS_TRANSPORT_UDP_HOST_H

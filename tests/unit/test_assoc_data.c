@@ -393,6 +393,52 @@ static void test_zero_window(void **state)
     sp_pair_free(&p);
 }
 
+/* Found by tests/integration/test_hostile_sctp.sh: with the RTO at
+ * rto_max (no more back-off), a T3 timer run later than its deadline by more
+ * than the probe's round trip found the last SACK "older than an RTO", so
+ * every zero-window probe counted as an error although the peer SACKed each
+ * one (6.1 A says they should not count): the association would die after
+ * association_max_retrans probes. Here the event loop wakes up 3 * DELAY
+ * after each of A's deadlines, the daemon's situation under load. */
+static void test_zero_window_late_timers(void **state)
+{
+    (void)state;
+    struct ns_sctp_params pa, pb;
+    ns_sctp_params_default(&pa);
+    pa.rto_initial_ms = pa.rto_min_ms = pa.rto_max_ms = 1000;
+    pa.hb_interval_ms = 86400000;
+    pa.nodelay = 1;
+    ns_sctp_params_default(&pb);
+    pb.rcvbuf_bytes = 8000;
+    pb.hb_interval_ms = 86400000;
+    struct sp_pair p;
+    assert_true(sp_pair_setup(&p, 61, &pa, &pb, 1, 1, DELAY));
+    char buf[1000];
+    for (int i = 0; i < 20; i++) {
+        memset(buf, i, sizeof(buf));
+        assert_int_equal(ns_sctp_send(p.aa, 0, 0, 0, buf, sizeof(buf), 0, p.net->now), 0);
+    }
+    sp_run_for(p.net, 500 * NS_MS);
+    struct ns_sctp_assoc_info ia;
+    ns_sctp_assoc_info(p.aa, &ia);
+    assert_int_equal(ia.peer_rwnd, 0);
+    for (int i = 0; i < 15; i++) {
+        uint64_t d = sp_next_deadline(p.a);
+        if (d == NS_TIME_NEVER)
+            break; /* A gave up: checked below */
+        sp_run_until(p.net, d - 1);
+        p.net->now = d + 3 * DELAY;
+        sp_timers(p.net);
+        sp_run_until(p.net, p.net->now);
+    }
+    ns_sctp_assoc_info(p.aa, &ia);
+    assert_int_equal(ia.state, NS_SCTP_ESTABLISHED);
+    assert_true(ia.stats.t3_timeouts >= 12);
+    assert_int_equal(ia.errors, 0);
+    assert_int_equal(ia.peer_rwnd, 0);
+    sp_pair_free(&p);
+}
+
 /* A message larger than half the receive buffer is delivered in pieces. */
 static void test_partial_delivery(void **state)
 {
@@ -714,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_invalid_stream),
         cmocka_unit_test(test_no_user_data),
         cmocka_unit_test(test_zero_window),
+        cmocka_unit_test(test_zero_window_late_timers),
         cmocka_unit_test(test_partial_delivery),
         cmocka_unit_test(test_heartbeat),
         cmocka_unit_test(test_heartbeat_failure),

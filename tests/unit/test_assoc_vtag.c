@@ -380,11 +380,13 @@ static void test_unknown_chunks(void **state)
                 err = true;
                 /* Unrecognized Chunk Type with the chunk as received. */
                 assert_int_equal(sp_rd16(b + off + 4), NS_SCTP_CAUSE_UNRECOGNIZED_CHUNK);
-                assert_int_equal(sp_rd16(b + off + 6), 4 + 10);
+                /* 10 bytes and their padding (the copy is a chunk). */
+                assert_int_equal(sp_rd16(b + off + 6), 4 + 12);
                 assert_int_equal(b[off + 8], cases[i].type);
                 assert_int_equal(b[off + 9], 0x5a);
                 assert_int_equal(sp_rd16(b + off + 10), 10);
                 assert_memory_equal(b + off + 12, v, 6);
+                assert_memory_equal(b + off + 18, "\0\0", 2);
             }
         }
         assert_int_equal(err, cases[i].reported);

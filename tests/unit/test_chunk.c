@@ -670,8 +670,10 @@ static void test_roundtrip_init_params(void **state)
     ns_sctp_tlv_iter_init(&it, v.params, v.params_len);
     assert_true(ns_sctp_tlv_next(&it, &t));
     assert_int_equal(t.type, NS_SCTP_PT_UNRECOGNIZED);
-    assert_int_equal(t.vlen, 5);
+    /* The wrapped parameter keeps its padding inside the wrapper. */
+    assert_int_equal(t.vlen, 8);
     assert_memory_equal(t.value, unk, 5);
+    assert_memory_equal(t.value + 5, "\0\0\0", 3);
     ns_pkt_free(p);
 }
 
@@ -749,8 +751,8 @@ static void test_roundtrip_all_causes(void **state)
             assert_memory_equal(k.value, hostparam, 6);
             break;
         case NS_SCTP_CAUSE_UNRECOGNIZED_CHUNK:
-            assert_int_equal(k.vlen, 6);
-            assert_memory_equal(k.value, unk_chunk_pkt, 6);
+            assert_int_equal(k.vlen, 8); /* 6 and the chunk's padding */
+            assert_memory_equal(k.value, unk_chunk_pkt, 8);
             break;
         case NS_SCTP_CAUSE_UNRECOGNIZED_PARAMS: {
             /* 5 bytes + 3 padding + 8 bytes. */
@@ -1235,10 +1237,70 @@ static void test_unknown_chunk_actions(void **state)
     assert_int_equal(ns_sctp_wr_error_begin(&w), NS_SCTP_WR_OK);
     assert_int_equal(ns_sctp_wr_cause_unrecognized_chunk(&w, &c), NS_SCTP_WR_OK);
     assert_int_equal(ns_sctp_wr_end(&w), NS_SCTP_WR_OK);
-    static const uint8_t want[] = {0x09, 0, 0, 13, 0, 6, 0, 9, 0xff, 0x07, 0, 5, 0x99, 0, 0, 0};
+    static const uint8_t want[] = {0x09, 0, 0, 16, 0, 6, 0, 12, 0xff, 0x07, 0, 5, 0x99, 0, 0, 0};
     struct ns_pkt *p = finish_ok(&w);
     assert_int_equal(p->len, 12 + sizeof(want));
     assert_memory_equal(p->data + 12, want, sizeof(want));
+    ns_pkt_free(p);
+}
+
+/* Found by tests/integration/test_hostile_sctp.sh: a reported parameter or
+ * chunk whose length is not a multiple of 4 was wrapped with the wrapper's
+ * length ending at the copy's end, so the copy (a parameter or chunk in its
+ * own right) was unpadded; Wireshark flags such an INIT ACK as malformed.
+ * The padding belongs inside the wrapper. */
+static void test_wrapped_reports_padded(void **state)
+{
+    (void)state;
+    static const uint8_t odd[] = {0x7f, 0xf0, 0x00, 0x0d, 'o', 'd', 'd',
+                                  '-',  'p',  'a',  'r',  'a', 'm'};
+    struct ns_sctp_writer w;
+    struct ns_sctp_reader r;
+    struct ns_sctp_chunk c;
+    assert_int_equal(ns_sctp_wr_start(&w, 1500, 1, 2, 3), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_init_begin(&w, true, 1, 2, 3, 4, 5), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_param_unrecognized(&w, odd, sizeof(odd)), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_end(&w), NS_SCTP_WR_OK);
+    struct ns_pkt *p = finish_ok(&w);
+    assert_int_equal(p->len, 12 + 20 + 20);
+    one_chunk(&r, p->data, p->len, &c);
+    assert_int_equal(c.len, 20 + 20);
+    static const uint8_t want_param[] = {0x00, 0x08, 0x00, 20};
+    assert_memory_equal(p->data + 32, want_param, 4);
+    assert_memory_equal(p->data + 36, odd, sizeof(odd));
+    assert_memory_equal(p->data + 36 + sizeof(odd), "\0\0\0", 3);
+    ns_pkt_free(p);
+
+    /* An 11-byte unknown chunk: the cause holds 12 bytes. */
+    uint8_t pb[64];
+    uint32_t len = mkpkt(pb, "\xbe\x5a\x00\x0b\x01\x02\x03\x04\x05\x06\x07\x00", 12);
+    one_chunk(&r, pb, len, &c);
+    assert_int_equal(c.len, 11);
+    assert_int_equal(ns_sctp_wr_start(&w, 1500, 1, 2, 3), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_error_begin(&w), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_cause_unrecognized_chunk(&w, &c), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_end(&w), NS_SCTP_WR_OK);
+    p = finish_ok(&w);
+    static const uint8_t want_err[] = {0x09, 0,  0, 20, 0, 6, 0, 16, 0xbe, 0x5a,
+                                       0,    11, 1, 2,  3, 4, 5, 6,  7,    0};
+    assert_int_equal(p->len, 12 + sizeof(want_err));
+    assert_memory_equal(p->data + 12, want_err, sizeof(want_err));
+    ns_pkt_free(p);
+
+    /* An Unrecognized Parameters cause whose last parameter is odd. */
+    struct ns_sctp_init_params ip;
+    memset(&ip, 0, sizeof(ip));
+    ip.unrec[0].raw = odd;
+    ip.unrec[0].len = sizeof(odd);
+    ip.n_unrec = 1;
+    assert_int_equal(ns_sctp_wr_start(&w, 1500, 1, 2, 3), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_error_begin(&w), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_cause_unrecognized_params(&w, &ip), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_end(&w), NS_SCTP_WR_OK);
+    p = finish_ok(&w);
+    assert_int_equal(p->len, 12 + 4 + 4 + 16);
+    static const uint8_t want_cause[] = {0x09, 0, 0, 24, 0, 8, 0, 20};
+    assert_memory_equal(p->data + 12, want_cause, sizeof(want_cause));
     ns_pkt_free(p);
 }
 
@@ -1324,7 +1386,7 @@ static void test_unknown_param_actions(void **state)
                          NS_SCTP_WR_OK);
     assert_int_equal(ns_sctp_wr_end(&w), NS_SCTP_WR_OK);
     struct ns_pkt *p = finish_ok(&w);
-    static const uint8_t want_ack[] = {0x00, 0x08, 0x00, 0x09, 0xff, 0x01, 0x00, 0x05, 0xaa, 0x00,
+    static const uint8_t want_ack[] = {0x00, 0x08, 0x00, 0x0c, 0xff, 0x01, 0x00, 0x05, 0xaa, 0x00,
                                        0x00, 0x00, 0x00, 0x08, 0x00, 0x08, 0x7f, 0x02, 0x00, 0x04};
     assert_int_equal(p->len, 12 + 20 + sizeof(want_ack));
     assert_int_equal(p->data[15], 20 + sizeof(want_ack));
@@ -1647,6 +1709,7 @@ int main(void)
         cmocka_unit_test(test_malformed_chunks),
         cmocka_unit_test(test_unknown_chunk_actions),
         cmocka_unit_test(test_unknown_param_actions),
+        cmocka_unit_test(test_wrapped_reports_padded),
         cmocka_unit_test(test_writer_frags),
         cmocka_unit_test(test_writer_room),
         cmocka_unit_test(test_writer_sack_truncation),

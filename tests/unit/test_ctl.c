@@ -1195,7 +1195,7 @@ static void test_stats_and_addr(void **st)
     assert_int_equal(run(&w, 0, 0, "stats nope", &c), 2);
     assert_string_equal(ns_sbuf_str(&c.err),
                         "nstack: stats: unknown group 'nope' (groups: eth, arp, arp_cache, ip, "
-                        "icmp, udp, sctp, sctp_glue, gauges, cmd)\n");
+                        "icmp, udp, sctp, sctp_glue, sctp_udp, gauges, cmd)\n");
     cap_free(&c);
 
     CHECK(&w, 0, 0, "addr", 0,

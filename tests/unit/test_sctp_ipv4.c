@@ -587,10 +587,12 @@ static void test_sysctl_keys(void **st)
         "sctp.cookie_secret_life_ms",
         "sctp.nodelay",
         "sctp.pd_point_bytes",
+        "sctp.udp_port",
+        "sctp.encap_port",
     };
-    static const uint32_t defaults[] = {1000,    1000,  60000, 4,     60000,  10,     5,
-                                        8,       30000, 200,   2,     212992, 212992, 262144,
-                                        4194304, 10,    65535, 60000, 0,      0};
+    static const uint32_t defaults[] = {1000,  1000,  60000, 4,      60000,  10,     5,       8,
+                                        30000, 200,   2,     212992, 212992, 262144, 4194304, 10,
+                                        65535, 60000, 0,     0,      0,      0};
     size_t n_sctp = 0;
     for (size_t i = 0; ns_sysctl_at(i); i++)
         n_sctp += strncmp(ns_sysctl_at(i)->key, "sctp.", 5) == 0;

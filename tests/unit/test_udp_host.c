@@ -313,13 +313,31 @@ static void test_association(void **state)
     g_sides[0] = g_sides[1] = NULL;
 }
 
-/* RFC 6951 section 5.4 would have the path follow a peer's new UDP source
- * port. The engine keys paths by address and port, and udp_host does not
- * rewrite ports, so a packet of a live association from a new port is out
- * of the blue: answered with an ABORT (T set, the tag reflected) to the new
- * port, and the association itself is untouched. This pins the documented
- * behaviour (docs/interop.md). */
-static void test_port_change_is_ootb(void **state)
+/* An SCTP packet 5002 -> 5001 with tag vtag and one chunk (type, 4-byte
+ * value), checksum filled. */
+static void mk_pkt(uint8_t pkt[24], uint32_t vtag, uint8_t type)
+{
+    memset(pkt, 0, 24);
+    pkt[0] = 0x13, pkt[1] = 0x8a, pkt[2] = 0x13, pkt[3] = 0x89;
+    pkt[4] = (uint8_t)(vtag >> 24);
+    pkt[5] = (uint8_t)(vtag >> 16);
+    pkt[6] = (uint8_t)(vtag >> 8);
+    pkt[7] = (uint8_t)vtag;
+    uint8_t *c = pkt + 12;
+    c[0] = type;
+    c[3] = 12;
+    c[5] = 1; /* Heartbeat Info */
+    c[7] = 8;
+    memset(c + 8, 0xab, 4);
+    uint32_t crc = ns_sctp_checksum(pkt, 24);
+    memcpy(pkt + 8, &crc, 4);
+}
+
+/* RFC 6951 section 5.4: the path follows the peer's new UDP source port
+ * (a NAT rebinding) once a packet from it passes the verification tag
+ * check; replies and data then go to the new port. A packet with a wrong
+ * tag from a third port is dropped and moves nothing. */
+static void test_port_change_followed(void **state)
 {
     static struct side a, b;
     side_init(&a, 5);
@@ -340,41 +358,61 @@ static void test_port_change_is_ootb(void **state)
     assert_int_equal(a.up, 1);
     struct ns_sctp_assoc_info ia;
     assert_int_equal(ns_sctp_assoc_info(a.as, &ia), 0);
+    assert_int_equal(ia.paths[0].addr.port, ns_udp_host_port(b.h));
 
-    /* b's HEARTBEAT, but from another UDP port. */
+    /* A stranger on a third port with a wrong tag: dropped, no move. */
+    uint16_t xp;
+    int xfd = raw_socket(&xp);
+    uint8_t pkt[24];
+    mk_pkt(pkt, ia.local_vtag ^ 1, 4);
+    send_to(xfd, ns_udp_host_port(a.h), pkt, sizeof(pkt));
+    wait_readable(ns_udp_host_fd(a.h));
+    assert_int_equal(ns_udp_host_recv(a.h, &a.sctp, 1, now), 1);
+    ns_udp_host_flush(a.h, now);
+    assert_int_equal(a.sctp.stats.rx_bad_vtag, 1);
+    assert_int_equal(ns_sctp_assoc_info(a.as, &ia), 0);
+    assert_int_equal(ia.paths[0].addr.port, ns_udp_host_port(b.h));
+    assert_int_equal(ia.stats.encap_port_changes, 0);
+
+    /* b's HEARTBEAT, right tag, from another UDP port: the path moves. */
     uint16_t rp;
     int fd = raw_socket(&rp);
-    uint8_t pkt[12 + 4 + 8] = {0x13, 0x8a, 0x13, 0x89}; /* 5002 -> 5001 */
-    pkt[4] = (uint8_t)(ia.local_vtag >> 24);
-    pkt[5] = (uint8_t)(ia.local_vtag >> 16);
-    pkt[6] = (uint8_t)(ia.local_vtag >> 8);
-    pkt[7] = (uint8_t)ia.local_vtag;
-    uint8_t *c = pkt + 12;
-    c[0] = 4; /* HEARTBEAT */
-    c[3] = 12;
-    c[5] = 1; /* Heartbeat Info */
-    c[7] = 8;
-    memset(c + 8, 0xab, 4);
-    uint32_t crc = ns_sctp_checksum(pkt, sizeof(pkt));
-    memcpy(pkt + 8, &crc, 4);
+    mk_pkt(pkt, ia.local_vtag, 4);
     assert_true(ns_sctp_checksum_verify_buf(pkt, sizeof(pkt)));
     send_to(fd, ns_udp_host_port(a.h), pkt, sizeof(pkt));
     wait_readable(ns_udp_host_fd(a.h));
     assert_int_equal(ns_udp_host_recv(a.h, &a.sctp, 1, now), 1);
     ns_udp_host_flush(a.h, now);
-    assert_int_equal(a.sctp.stats.rx_ootb, 1);
-    assert_int_equal(a.sctp.stats.tx_ootb_abort, 1);
+    assert_int_equal(a.sctp.stats.rx_ootb, 0);
+    assert_int_equal(a.sctp.stats.tx_ootb_abort, 0);
+    assert_int_equal(ns_sctp_assoc_info(a.as, &ia), 0);
+    assert_int_equal(ia.n_paths, 1);
+    assert_int_equal(ia.paths[0].addr.port, rp);
+    assert_int_equal(ia.stats.encap_port_changes, 1);
+    assert_int_equal(ia.stats.hb_rx, 1);
 
-    uint8_t r[64];
+    /* The HEARTBEAT ACK goes to the new port, with b's tag. */
+    uint8_t r[256];
     wait_readable(fd);
     ssize_t n = recv(fd, r, sizeof(r), 0);
-    assert_int_equal(n, 16);
-    assert_int_equal(r[12], 6); /* ABORT */
-    assert_int_equal(r[13], 1); /* T */
-    assert_memory_equal(r + 4, pkt + 4, 4);
+    assert_int_equal(n, 24);
+    assert_int_equal(r[12], 5); /* HEARTBEAT ACK */
+    assert_int_equal((uint32_t)r[4] << 24 | (uint32_t)r[5] << 16 | (uint32_t)r[6] << 8 | r[7],
+                     ia.peer_vtag);
+    /* And so does data. */
+    assert_int_equal(ns_sctp_send(a.as, 0, 7, 0, "after", 5, 0, now), 0);
+    ns_udp_host_flush(a.h, now);
+    wait_readable(fd);
+    n = recv(fd, r, sizeof(r), 0);
+    assert_true(n >= 12 + 16 + 5);
+    assert_true(ns_sctp_checksum_verify_buf(r, (size_t)n));
+    assert_int_equal(r[12], 0); /* DATA */
+    assert_memory_equal(r + 12 + 16, "after", 5);
     assert_int_equal(ns_sctp_assoc_state(a.as), NS_SCTP_ESTABLISHED);
     close(fd);
+    close(xfd);
 
+    ns_sctp_abort(a.as, NULL, 0, now);
     ns_sctp_assoc_release(a.as, now);
     ns_sctp_assoc_release(b.as, now);
     side_free(&a);
@@ -401,7 +439,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_short_dropped), cmocka_unit_test(test_output_batches),
-        cmocka_unit_test(test_association),   cmocka_unit_test(test_port_change_is_ootb),
+        cmocka_unit_test(test_association),   cmocka_unit_test(test_port_change_followed),
         cmocka_unit_test(test_open_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

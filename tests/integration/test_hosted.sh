@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Hosted mode: two `nstack daemon --sctp-udp` on 127.0.0.1 with their own
+# UDP ports, SCTP over UDP encapsulation (RFC 6951) between them through
+# the host's UDP sockets. No root, no TAP: run as root, the daemons drop to
+# `nobody` (setpriv) to prove it. Checks: sctp send to the echo service
+# (peer port from sysctl sctp.encap_port), nstack perf with 30-byte and
+# 64 KiB messages (peer port from -H HOST:UDPPORT), sctp show during a
+# run (association and learned UDP port), udp_host counters in stats, the
+# default control socket path of an unprivileged daemon, a clean exit
+# (ASan), and the capture through tshark (SCTP in UDP, CRC32c good).
+# Usage: test_hosted.sh [path/to/nstack]
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+[ $# -ge 1 ] && NSTACK=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+[ -x "$NSTACK" ] || fail "no nstack binary at $NSTACK"
+
+WORK=$(mktemp -d /tmp/nstack-hosted.XXXXXX)
+chmod 0777 "$WORK"
+PIDS=()
+cleanup_hosted() {
+    local rc=$?
+    for p in "${PIDS[@]}"; do
+        kill -0 "$p" 2>/dev/null || continue
+        kill -TERM "$p" 2>/dev/null
+        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$p" 2>/dev/null
+    done
+    [ "${KEEP_WORK:-0}" != 1 ] && rm -rf "$WORK"
+    exit $rc
+}
+trap cleanup_hosted EXIT INT TERM
+
+# Unprivileged daemons when we can drop privileges.
+RUNAS=()
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+    RUNAS=(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups)
+    if "${RUNAS[@]}" test -x "$NSTACK"; then
+        echo "daemons run as nobody"
+    else
+        echo "nobody cannot run $NSTACK: daemons run as $(id -un)"
+        RUNAS=()
+    fi
+fi
+
+# start NAME PORT [daemon args...]: a hosted daemon on 127.0.0.1:PORT with
+# its control socket in $WORK; sets STARTED_PID. Returns 2 if the port
+# is taken.
+start() {
+    local name=$1 port=$2
+    shift 2
+    "${RUNAS[@]}" "$NSTACK" daemon --sctp-udp "127.0.0.1:$port" --ctl "$WORK/$name.sock" \
+        "$@" >"$WORK/$name.log" 2>&1 &
+    STARTED_PID=$!
+    PIDS+=("$STARTED_PID")
+    for _ in $(seq 100); do
+        [ -S "$WORK/$name.sock" ] && return 0
+        if ! kill -0 "$STARTED_PID" 2>/dev/null; then
+            grep -q "in use" "$WORK/$name.log" && return 2
+            cat "$WORK/$name.log"
+            fail "daemon $name exited"
+        fi
+        sleep 0.05
+    done
+    cat "$WORK/$name.log"
+    fail "daemon $name did not create its socket"
+}
+
+# Two free-looking ports; retry if the kernel says otherwise.
+for attempt in 1 2 3 4 5; do
+    PA=$((20000 + RANDOM % 20000))
+    PB=$((PA + 1))
+    start a "$PA" --serve echo:7 --serve perf:5001 --sysctl "sctp.encap_port=$PB" \
+        --pcap "$WORK/a.pcap"
+    r=$?
+    [ $r -eq 0 ] || continue
+    A_PID=$STARTED_PID
+    start b "$PB" --serve echo:7 --serve perf:5001
+    r=$?
+    [ $r -eq 0 ] && { B_PID=$STARTED_PID; break; }
+    kill -TERM "$A_PID"; wait "$A_PID" 2>/dev/null
+done
+[ $r -eq 0 ] || fail "no free UDP port pair"
+ok "daemons on 127.0.0.1:$PA and :$PB"
+if [ ${#RUNAS[@]} -gt 0 ]; then
+    [ "$(stat -c %U "$WORK/a.sock")" = nobody ] || fail "daemon a does not run as nobody"
+fi
+a() { "$NSTACK" -C "$WORK/a.sock" "$@"; }
+b() { "$NSTACK" -C "$WORK/b.sock" "$@"; }
+
+[ "$(a sysctl -n sctp.udp_port)" = "$PA" ] || fail "sctp.udp_port is not $PA"
+[ "$(a sysctl -n sctp.encap_port)" = "$PB" ] || fail "sctp.encap_port is not $PB"
+[ "$(b sysctl -n sctp.encap_port)" = 9899 ] || fail "hosted default sctp.encap_port is not 9899"
+a sysctl -w sctp.udp_port=1 >/dev/null 2>&1 && fail "sctp.udp_port changed in hosted mode"
+
+# The echo service, peer port from sysctl sctp.encap_port.
+out=$(a sctp send 127.0.0.1 7 hello hosted) || fail "sctp send: $out"
+[ "$out" = "reply stream 0 ppid 0 len 12: hello hosted" ] || fail "echo reply: $out"
+ok "sctp send to the echo service"
+
+# perf, 30-byte messages, b -> a with the port in -H.
+out=$(b perf -H "127.0.0.1:$PA" -l 2 -m 30) || { echo "$out"; fail "perf -m 30"; }
+echo "$out"
+line=$(echo "$out" | grep "messages received of") || fail "perf -m 30: no message line"
+rx=$(echo "$line" | sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\1/')
+tx=$(echo "$line" | sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\2/')
+[ "$rx" -gt 1000 ] && [ "$rx" = "$tx" ] || fail "perf -m 30: $line"
+ok "perf -m 30: $rx messages"
+
+# perf, 64 KiB messages, a -> b (port from the sysctl), with sctp show
+# looked at while it runs.
+a perf -H 127.0.0.1 -l 3 -m 65536 >"$WORK/perf64.out" 2>&1 &
+perf_pid=$!
+show=
+for _ in $(seq 40); do
+    sleep 0.1
+    show=$(a sctp show)
+    echo "$show" | grep -q "ESTABLISHED 127.0.0.1:[0-9]* -> 127.0.0.1:5001" && break
+done
+wait $perf_pid || { cat "$WORK/perf64.out"; fail "perf -m 65536"; }
+cat "$WORK/perf64.out"
+echo "$show" | grep -q "ESTABLISHED 127.0.0.1:[0-9]* -> 127.0.0.1:5001" ||
+    { echo "$show"; fail "sctp show: no association to 5001"; }
+echo "$show" | grep -q "^  path 127.0.0.1 active confirmed primary .* udp $PB\$" ||
+    { echo "$show"; fail "sctp show: the path's UDP port is not $PB"; }
+ok "sctp show: the association and its UDP port"
+line=$(grep "messages received of" "$WORK/perf64.out") || fail "perf -m 65536: no message line"
+rx=$(echo "$line" | sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\1/')
+tx=$(echo "$line" | sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\2/')
+[ "$rx" -gt 10 ] && [ "$rx" = "$tx" ] || fail "perf -m 65536: $line"
+ok "perf -m 65536: $rx messages"
+
+# udp_host counters: datagrams both ways, no drop, no error.
+stats=$(a stats udp_host) || fail "stats udp_host"
+echo "$stats"
+val() { echo "$stats" | awk -v k="$1" '$1 == k {print $2}'; }
+[ "$(val rx_datagrams)" -gt 1000 ] || fail "udp_host rx_datagrams"
+[ "$(val tx_datagrams)" -gt 1000 ] || fail "udp_host tx_datagrams"
+for k in rx_short rx_trunc rx_nomem rx_errors tx_bad_dst tx_errors pcap_errors; do
+    [ "$(val $k)" = 0 ] || fail "udp_host $k = $(val $k)"
+done
+sctp=$(a stats sctp)
+for k in rx_bad_csum rx_malformed rx_ootb; do
+    v=$(echo "$sctp" | awk -v k="$k" '$1 == k {print $2}')
+    [ "$v" = 0 ] || fail "sctp $k = $v"
+done
+ok "udp_host counters"
+
+# Clean exits (ASan reports would make them fail).
+for p in "$A_PID" "$B_PID"; do
+    kill -TERM "$p"
+    wait "$p" || { cat "$WORK/a.log" "$WORK/b.log"; fail "daemon exit status"; }
+done
+PIDS=()
+ok "daemons stopped cleanly"
+
+# The capture: SCTP inside UDP, nothing malformed, every CRC32c good.
+if command -v tshark >/dev/null; then
+    dec=(-d "udp.port==$PA,sctp" -d "udp.port==$PB,sctp")
+    n=$(tshark -r "$WORK/a.pcap" "${dec[@]}" -Y sctp 2>/dev/null | wc -l)
+    [ "$n" -gt 1000 ] || fail "capture: $n SCTP packets"
+    bad=$(tshark -r "$WORK/a.pcap" "${dec[@]}" -o "sctp.checksum:CRC 32c" \
+        -Y '_ws.malformed || _ws.expert.severity >= error || sctp.checksum.status == 0' | wc -l)
+    [ "$bad" -eq 0 ] || fail "capture: $bad bad packets"
+    types=$(tshark -r "$WORK/a.pcap" "${dec[@]}" -T fields -e sctp.chunk_type | head -4 |
+        tr '\n,' '  ' | tr -s ' ')
+    [ "$types" = "1 2 10 11 " ] || fail "capture: handshake chunks '$types'"
+    ok "capture: $n SCTP-in-UDP packets, CRC32c good, INIT/INIT ACK/COOKIE ECHO/COOKIE ACK"
+else
+    echo "tshark missing: capture not checked"
+fi
+
+# An unprivileged daemon's default control socket, found by a client of
+# the same user (XDG_RUNTIME_DIR pointed into $WORK).
+if [ ${#RUNAS[@]} -gt 0 ] || [ "$(id -u)" -ne 0 ]; then
+    mkdir -m 0700 "$WORK/xdg"
+    [ ${#RUNAS[@]} -gt 0 ] && chown nobody "$WORK/xdg"
+    env -u NSTACK_CTL XDG_RUNTIME_DIR="$WORK/xdg" "${RUNAS[@]}" "$NSTACK" daemon \
+        --sctp-udp "127.0.0.1:$PA" >"$WORK/c.log" 2>&1 &
+    c_pid=$!
+    PIDS+=("$c_pid")
+    for _ in $(seq 100); do [ -S "$WORK/xdg/nstack/udp-$PA.sock" ] && break; sleep 0.05; done
+    [ -S "$WORK/xdg/nstack/udp-$PA.sock" ] || { cat "$WORK/c.log"; fail "default socket path"; }
+    if ! ls /run/nstack/*.sock >/dev/null 2>&1; then
+        v=$(env -u NSTACK_CTL XDG_RUNTIME_DIR="$WORK/xdg" "${RUNAS[@]}" "$NSTACK" sysctl -n \
+            sctp.udp_port) || fail "client did not find the default socket"
+        [ "$v" = "$PA" ] || fail "default socket: sctp.udp_port $v"
+        ok "client found $WORK/xdg/nstack/udp-$PA.sock by itself"
+    else
+        ok "default socket $WORK/xdg/nstack/udp-$PA.sock (other daemons in /run/nstack)"
+    fi
+    kill -TERM "$c_pid"
+    wait "$c_pid" || { cat "$WORK/c.log"; fail "daemon c exit status"; }
+    PIDS=()
+fi
+echo "PASS"
