@@ -7,6 +7,21 @@
 static _Atomic uint64_t fail_countdown;
 static _Atomic uint64_t fail_period;
 static _Atomic uint64_t live_bufs, live_buf_bytes, live_pkts;
+/* Off unless a test asks: the counters are shared by every thread, and
+ * updating them on each buffer's life was cache-line traffic between the
+ * stack and application threads on the per-message path. */
+static atomic_bool gauges_on;
+
+void ns_pkt_gauges_enable(void)
+{
+    atomic_store(&gauges_on, true);
+}
+
+static inline void gauge(_Atomic uint64_t *g, int64_t delta)
+{
+    if (atomic_load_explicit(&gauges_on, memory_order_relaxed))
+        atomic_fetch_add_explicit(g, (uint64_t)delta, memory_order_relaxed);
+}
 
 void ns_pkt_gauges(struct ns_pkt_gauges *out)
 {
@@ -49,8 +64,8 @@ struct ns_buf *ns_buf_alloc(uint32_t cap)
         return NULL;
     atomic_init(&b->refcnt, 1);
     b->cap = cap;
-    atomic_fetch_add_explicit(&live_bufs, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&live_buf_bytes, cap, memory_order_relaxed);
+    gauge(&live_bufs, 1);
+    gauge(&live_buf_bytes, cap);
     return b;
 }
 
@@ -63,8 +78,8 @@ struct ns_buf *ns_buf_get(struct ns_buf *b)
 void ns_buf_put(struct ns_buf *b)
 {
     if (b && atomic_fetch_sub_explicit(&b->refcnt, 1, memory_order_acq_rel) == 1) {
-        atomic_fetch_sub_explicit(&live_bufs, 1, memory_order_relaxed);
-        atomic_fetch_sub_explicit(&live_buf_bytes, b->cap, memory_order_relaxed);
+        gauge(&live_bufs, -1);
+        gauge(&live_buf_bytes, -(int64_t)b->cap);
         free(b);
     }
 }
@@ -82,7 +97,7 @@ struct ns_pkt *ns_pkt_alloc(uint32_t headroom, uint32_t size)
         return NULL;
     }
     p->data = p->buf->data + headroom;
-    atomic_fetch_add_explicit(&live_pkts, 1, memory_order_relaxed);
+    gauge(&live_pkts, 1);
     return p;
 }
 
@@ -101,7 +116,7 @@ void ns_pkt_free(struct ns_pkt *p)
     for (int i = 0; i < p->nfrags; i++)
         ns_buf_put(p->frags[i].buf);
     ns_buf_put(p->buf);
-    atomic_fetch_sub_explicit(&live_pkts, 1, memory_order_relaxed);
+    gauge(&live_pkts, -1);
     free(p);
 }
 

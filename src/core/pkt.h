@@ -116,13 +116,16 @@ uint64_t ns_alloc_calls(void);
 /* Live packet memory of the whole process (every stack instance and the
  * socket layer together): buffers, their capacity in bytes, and packet
  * descriptors. Soak and fault tests check that these come back to their
- * baseline at quiescent points. */
+ * baseline at quiescent points. Counted only after ns_pkt_gauges_enable(),
+ * which a test calls before any buffer exists (a buffer allocated before
+ * and freed after would be miscounted). */
 struct ns_pkt_gauges {
     uint64_t bufs;
     uint64_t buf_bytes;
     uint64_t pkts;
 };
 void ns_pkt_gauges(struct ns_pkt_gauges *out);
+void ns_pkt_gauges_enable(void);
 
 /* FIFO of packets with byte and count accounting. */
 struct ns_pktq {

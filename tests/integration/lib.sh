@@ -92,3 +92,64 @@ tshark_clean() {
     bad=$(tshark -r "$f" "${opts[@]}" -Y "$sel" | wc -l)
     [ "$bad" -eq 0 ] || { tshark -r "$f" "${opts[@]}" -Y "$sel" | head; return 1; }
 }
+
+# Two TAPs on one bridge in a fresh namespace, for two daemons (a on TA,
+# b on TB): sets NS BR TA TB WORK CA CB and PIDS, and on exit stops the
+# daemons and removes it all. TAG: two letters, so names stay unique and
+# within IFNAMSIZ.
+setup_bridge_ns() {
+    NS="ns$1$$"
+    BR="b$1$$"
+    TA="t${1}a$$"
+    TB="t${1}b$$"
+    TA=${TA:0:15}
+    TB=${TB:0:15}
+    WORK=$(mktemp -d /tmp/nstack-it.XXXXXX)
+    CA="$WORK/a.sock"
+    CB="$WORK/b.sock"
+    PIDS=()
+    trap cleanup_bridge EXIT INT TERM
+    ip netns add "$NS" || fail "ip netns add $NS"
+    ip -n "$NS" link set lo up
+    ip -n "$NS" link add "$BR" type bridge || fail "bridge"
+    ip -n "$NS" link set "$BR" up
+    local t
+    for t in "$TA" "$TB"; do
+        ip netns exec "$NS" ip tuntap add dev "$t" mode tap || fail "tuntap add $t"
+        ip -n "$NS" link set "$t" master "$BR" || fail "enslave $t"
+        ip -n "$NS" link set "$t" up
+    done
+}
+
+cleanup_bridge() {
+    local rc=$? p
+    for p in "${PIDS[@]}"; do
+        kill -TERM "$p" 2>/dev/null
+    done
+    for p in "${PIDS[@]}"; do
+        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$p" 2>/dev/null
+    done
+    ip netns pids "$NS" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+    ip netns del "$NS" 2>/dev/null
+    [ "${KEEP_WORK:-0}" != 1 ] && rm -rf "$WORK"
+    exit $rc
+}
+
+# start_bridge_daemon IDX NAME TAP ADDR CTL [args...]: a daemon on TAP as
+# ADDR/24 with control socket CTL, its pid in PIDS[IDX] (a restarted
+# daemon takes its old index); returns once CTL exists.
+start_bridge_daemon() {
+    local idx=$1 name=$2 tap=$3 addr=$4 ctl=$5
+    shift 5
+    rm -f "$ctl"
+    ip netns exec "$NS" "$NSTACK" daemon --dev "tap:$tap" --addr "$addr/24" --ctl "$ctl" "$@" \
+        >>"$WORK/$name.log" 2>&1 &
+    PIDS[$idx]=$!
+    for _ in $(seq 100); do
+        [ -S "$ctl" ] && return 0
+        kill -0 "${PIDS[$idx]}" 2>/dev/null || { cat "$WORK/$name.log"; fail "daemon $name exited"; }
+        sleep 0.05
+    done
+    fail "daemon $name did not create $ctl"
+}

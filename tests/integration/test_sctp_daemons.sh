@@ -6,59 +6,9 @@
 # whole handshake in it.
 . "$(dirname "$0")/lib.sh"
 need_root
-NS="nssd$$"
-BR="bsd$$"
-TA="tsda$$"
-TB="tsdb$$"
-TA=${TA:0:15}
-TB=${TB:0:15}
-WORK=$(mktemp -d /tmp/nstack-it.XXXXXX)
-PIDS=()
-
-cleanup_sd() {
-    local rc=$?
-    for p in "${PIDS[@]}"; do
-        kill -TERM "$p" 2>/dev/null
-    done
-    for p in "${PIDS[@]}"; do
-        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$p" 2>/dev/null
-    done
-    ip netns pids "$NS" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
-    ip netns del "$NS" 2>/dev/null
-    [ "${KEEP_WORK:-0}" != 1 ] && rm -rf "$WORK"
-    exit $rc
-}
-trap cleanup_sd EXIT INT TERM
-
-ip netns add "$NS" || fail "ip netns add $NS"
-ip -n "$NS" link set lo up
-ip -n "$NS" link add "$BR" type bridge || fail "bridge"
-ip -n "$NS" link set "$BR" up
-for t in "$TA" "$TB"; do
-    ip netns exec "$NS" ip tuntap add dev "$t" mode tap || fail "tuntap add $t"
-    ip -n "$NS" link set "$t" master "$BR" || fail "enslave $t"
-    ip -n "$NS" link set "$t" up
-done
-
-CA="$WORK/a.sock"
-CB="$WORK/b.sock"
-# start NAME TAP ADDR CTL [args...]
-start() {
-    local name=$1 tap=$2 addr=$3 ctl=$4
-    shift 4
-    ip netns exec "$NS" "$NSTACK" daemon --dev "tap:$tap" --addr "$addr/24" --ctl "$ctl" "$@" \
-        >"$WORK/$name.log" 2>&1 &
-    PIDS+=($!)
-    for _ in $(seq 100); do
-        [ -S "$ctl" ] && return 0
-        kill -0 "${PIDS[-1]}" 2>/dev/null || { cat "$WORK/$name.log"; fail "daemon $name exited"; }
-        sleep 0.05
-    done
-    fail "daemon $name did not create $ctl"
-}
-start a "$TA" 198.18.0.2 "$CA" --pcap "$WORK/a.pcap"
-start b "$TB" 198.18.0.3 "$CB" --serve discard:9 --serve echo:7 --serve perf:5001
+setup_bridge_ns sd
+start_bridge_daemon 0 a "$TA" 198.18.0.2 "$CA" --pcap "$WORK/a.pcap"
+start_bridge_daemon 1 b "$TB" 198.18.0.3 "$CB" --serve discard:9 --serve echo:7 --serve perf:5001
 A=198.18.0.2
 B=198.18.0.3
 

@@ -401,6 +401,7 @@ static void test_sweep_setup(void **st)
 
 int main(void)
 {
+    ns_pkt_gauges_enable();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_2nd_3rd), cmocka_unit_test(test_every_7th),
         cmocka_unit_test(test_every_31st),    cmocka_unit_test(test_every_101st),

@@ -708,6 +708,7 @@ static void test_soak(void **st)
 
 int main(void)
 {
+    ns_pkt_gauges_enable();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_soak),
     };

@@ -305,3 +305,18 @@ size_t sim_icmp_count(struct sim *sim, int node, enum ns_icmp_event_kind kind)
         c += sim->nodes[node].icmp[i].ev.kind == kind;
     return c;
 }
+
+uint64_t sim_ctr(struct ns_stack *s, const char *group, const char *name)
+{
+    struct ns_ctr_group g[32];
+    size_t n = ns_stack_counters(s, g, 32);
+    for (size_t k = 0; k < n; k++) {
+        if (strcmp(g[k].name, group) != 0)
+            continue;
+        for (size_t i = 0; i < g[k].n; i++)
+            if (strcmp(g[k].names[i], name) == 0)
+                return g[k].vals[i];
+    }
+    fprintf(stderr, "sim_ctr: no counter %s.%s\n", group, name);
+    abort();
+}

@@ -108,6 +108,15 @@ static inline uint32_t sim_ifindex(struct sim *sim, int link, int side)
 }
 
 /* Run until virtual time t (no-op if t <= now), or for dt more. */
+/* A counter of s by group and name as `nstack stats` lists it; aborts the
+ * test when there is no such counter. */
+uint64_t sim_ctr(struct ns_stack *s, const char *group, const char *name);
+/* Test bytes that differ with position and seed. */
+static inline void sim_pattern(uint8_t *b, size_t n, uint32_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (uint8_t)(seed + i * 7 + (i >> 8));
+}
 void sim_run_until(struct sim *sim, uint64_t t);
 void sim_run_for(struct sim *sim, uint64_t dt);
 

@@ -163,27 +163,6 @@ static void pair_free(struct pair *p)
     sim_free(p->sim);
 }
 
-static uint64_t ctr(struct ns_stack *s, const char *group, const char *name)
-{
-    struct ns_ctr_group g[24];
-    size_t n = ns_stack_counters(s, g, 24);
-    for (size_t k = 0; k < n; k++) {
-        if (strcmp(g[k].name, group) != 0)
-            continue;
-        for (size_t i = 0; i < g[k].n; i++)
-            if (strcmp(g[k].names[i], name) == 0)
-                return g[k].vals[i];
-    }
-    fail_msg("no counter %s.%s", group, name);
-    return 0;
-}
-
-static void pattern(uint8_t *b, size_t n, uint32_t seed)
-{
-    for (size_t i = 0; i < n; i++)
-        b[i] = (uint8_t)(seed + i * 7 + (i >> 8));
-}
-
 /* ------------------------------------------------------------------ */
 
 static void test_connect_and_messages(void **st)
@@ -214,8 +193,8 @@ static void test_connect_and_messages(void **st)
 
     static uint8_t big[100000];
     uint8_t m1 = 0x5a, m2[1000];
-    pattern(m2, sizeof(m2), 3);
-    pattern(big, sizeof(big), 9);
+    sim_pattern(m2, sizeof(m2), 3);
+    sim_pattern(big, sizeof(big), 9);
     uint64_t now = sim_now(p.sim);
     assert_int_equal(ns_sctp_send(p.aa.assoc, 0, 42, 0, &m1, 1, 0, now), 0);
     assert_int_equal(ns_sctp_send(p.aa.assoc, 1, 42, 0, m2, sizeof(m2), 0, now), 0);
@@ -240,12 +219,13 @@ static void test_connect_and_messages(void **st)
     assert_int_equal(p.sa->ip_stats.frag_creates, 0);
     assert_int_equal(p.sa->ip_stats.frag_oks, 0);
     assert_int_equal(p.sb->ip_stats.reasm_reqds, 0);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "tx_frag_fallback"), 0);
-    assert_true(ctr(p.sa, "sctp_glue", "tx_packets") >= 70);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "tx_errors"), 0);
-    assert_int_equal(ctr(p.sb, "sctp_glue", "rx_packets"), ctr(p.sa, "sctp_glue", "tx_packets"));
-    assert_int_equal(ctr(p.sa, "sctp", "established"), 1);
-    assert_int_equal(ctr(p.sb, "sctp", "passive_opens"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "tx_frag_fallback"), 0);
+    assert_true(sim_ctr(p.sa, "sctp_glue", "tx_packets") >= 70);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "tx_errors"), 0);
+    assert_int_equal(sim_ctr(p.sb, "sctp_glue", "rx_packets"),
+                     sim_ctr(p.sa, "sctp_glue", "tx_packets"));
+    assert_int_equal(sim_ctr(p.sa, "sctp", "established"), 1);
+    assert_int_equal(sim_ctr(p.sb, "sctp", "passive_opens"), 1);
     assert_int_equal(p.sb->ip_stats.in_unknown_protos, 0);
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
     assert_int_equal(ia.flight, 0);
@@ -310,8 +290,8 @@ static void test_frag_needed_lowers_pmtu(void **st)
 
     /* A forged one (wrong tag) changes nothing in SCTP. */
     inject_frag_needed(&p, SIM_IP(198, 18, 0, 254), 1200, ia.local_port, PORT, ia.peer_vtag ^ 1);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_no_assoc"), 1);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_pmtu_lowered"), 0);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_no_assoc"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_pmtu_lowered"), 0);
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
     assert_int_equal(ia.paths[0].pmtu, 1480);
     /* ... nor in IPv4's path-MTU cache (Appendix C: the tag is checked
@@ -321,8 +301,8 @@ static void test_frag_needed_lowers_pmtu(void **st)
     /* The real one: 1200 - 20 for SCTP. */
     inject_frag_needed(&p, SIM_IP(198, 18, 0, 254), 1200, ia.local_port, PORT, ia.peer_vtag);
     assert_int_equal(p.sa->icmp_stats.in_frag_needed, 2);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_frag_needed"), 1);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_pmtu_lowered"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_frag_needed"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_pmtu_lowered"), 1);
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
     assert_int_equal(ia.paths[0].pmtu, 1180);
     assert_int_equal(ia.paths[0].cwnd >= 1180, true);
@@ -336,7 +316,7 @@ static void test_frag_needed_lowers_pmtu(void **st)
     /* Data now fits 1200-byte IPv4 packets: IPv4 (whose route MTU the
      * same ICMP lowered) never fragments and nothing falls back. */
     static uint8_t msg[20000];
-    pattern(msg, sizeof(msg), 5);
+    sim_pattern(msg, sizeof(msg), 5);
     assert_int_equal(ns_sctp_send(p.aa.assoc, 0, 0, 0, msg, sizeof(msg), 0, sim_now(p.sim)), 0);
     sim_run_for(p.sim, 2 * NS_SEC);
     assert_int_equal(p.ab.msgs, 1);
@@ -344,7 +324,7 @@ static void test_frag_needed_lowers_pmtu(void **st)
     assert_memory_equal(p.ab.rx, msg, sizeof(msg));
     assert_int_equal(p.sa->ip_stats.frag_creates, 0);
     assert_int_equal(p.sa->ip_stats.frag_fails, 0);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "tx_frag_fallback"), 0);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "tx_frag_fallback"), 0);
     /* 20000 bytes in chunks of at most 1180 - 12 - 16: at least 18. */
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
     assert_true(ia.stats.tx_data >= 18);
@@ -363,26 +343,26 @@ static void test_route_mtu_fallback_and_resync(void **st)
     pair_connect(&p);
     ns_pmtu_update(p.sa, B_IP, 1000, sim_now(p.sim));
     static uint8_t msg[6000];
-    pattern(msg, sizeof(msg), 8);
+    sim_pattern(msg, sizeof(msg), 8);
     assert_int_equal(ns_sctp_send(p.aa.assoc, 0, 0, 0, msg, sizeof(msg), 0, sim_now(p.sim)), 0);
-    assert_true(ctr(p.sa, "sctp_glue", "tx_frag_fallback") >= 1);
+    assert_true(sim_ctr(p.sa, "sctp_glue", "tx_frag_fallback") >= 1);
     assert_true(p.sa->ip_stats.frag_creates >= 2);
     assert_int_equal(p.sa->ip_stats.frag_fails, 0);
     sim_run_for(p.sim, 1 * NS_SEC);
     struct ns_sctp_assoc_info ia;
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
     assert_int_equal(ia.paths[0].pmtu, 980);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "pmtu_syncs"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "pmtu_syncs"), 1);
     assert_int_equal(p.ab.msgs, 1);
     assert_memory_equal(p.ab.rx, msg, sizeof(msg));
     assert_true(p.sb->ip_stats.reasm_oks >= 1);
     /* From now on SCTP segments to 980: no more fallbacks. */
-    uint64_t fb = ctr(p.sa, "sctp_glue", "tx_frag_fallback");
+    uint64_t fb = sim_ctr(p.sa, "sctp_glue", "tx_frag_fallback");
     uint64_t fc = p.sa->ip_stats.frag_creates;
     assert_int_equal(ns_sctp_send(p.aa.assoc, 0, 0, 0, msg, sizeof(msg), 0, sim_now(p.sim)), 0);
     sim_run_for(p.sim, 1 * NS_SEC);
     assert_int_equal(p.ab.msgs, 2);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "tx_frag_fallback"), fb);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "tx_frag_fallback"), fb);
     assert_int_equal(p.sa->ip_stats.frag_creates, fc);
     pair_free(&p);
 }
@@ -403,20 +383,20 @@ static void test_prot_unreach_aborts(void **st)
     ns_ip_wr16(l4 + 2, PORT);
     ns_ip_wr32(l4 + 4, ia.peer_vtag);
     inject_unreach(&p, B_IP, NS_ICMP_PORT_UNREACH, 0, l4, sizeof(l4));
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_other"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_other"), 1);
     ns_ip_wr32(l4 + 4, ia.peer_vtag + 1);
     inject_unreach(&p, B_IP, NS_ICMP_PROT_UNREACH, 0, l4, sizeof(l4));
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_no_assoc"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_no_assoc"), 1);
     assert_int_equal(ns_sctp_assoc_state(p.aa.assoc), NS_SCTP_ESTABLISHED);
     assert_int_equal(p.aa.comm_lost, 0);
 
     ns_ip_wr32(l4 + 4, ia.peer_vtag);
     inject_unreach(&p, B_IP, NS_ICMP_PROT_UNREACH, 0, l4, sizeof(l4));
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_prot_unreach_aborts"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_prot_unreach_aborts"), 1);
     assert_int_equal(ns_sctp_assoc_state(p.aa.assoc), NS_SCTP_CLOSED);
     assert_int_equal(p.aa.comm_lost, 1);
     assert_int_equal(p.aa.last_reason, NS_SCTP_R_PEER_ABORT);
-    assert_int_equal(ctr(p.sa, "sctp", "aborts_rx"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp", "aborts_rx"), 1);
     ns_sctp_assoc_release(p.aa.assoc, sim_now(p.sim));
     pair_free(&p);
 }
@@ -444,10 +424,10 @@ static void test_prot_unreach_during_init(void **st)
     inject_unreach(&p, B_IP, NS_ICMP_PROT_UNREACH, 0, l4, 20);
     ns_ip_wr32(l4 + 16, ia.local_vtag);
     inject_unreach(&p, B_IP, NS_ICMP_PROT_UNREACH, 0, l4, 16);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_no_assoc"), 2);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_no_assoc"), 2);
     assert_int_equal(ns_sctp_assoc_state(a), NS_SCTP_COOKIE_WAIT);
     inject_unreach(&p, B_IP, NS_ICMP_PROT_UNREACH, 0, l4, 20);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_prot_unreach_aborts"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_prot_unreach_aborts"), 1);
     assert_int_equal(ns_sctp_assoc_state(a), NS_SCTP_CLOSED);
     assert_int_equal(p.aa.cant_start, 1);
     assert_int_equal(p.aa.last_reason, NS_SCTP_R_PEER_ABORT);
@@ -472,7 +452,7 @@ static void test_sack_confirms_neighbour(void **st)
     uint32_t ifa = sim_ifindex(p.sim, p.link, 0);
     assert_int_equal(neigh_state(p.sa, ifa, B_IP), NS_NUD_REACHABLE);
     uint64_t req0 = p.sa->arp_stats.tx_requests;
-    uint64_t conf0 = ctr(p.sa, "sctp_glue", "path_confirms");
+    uint64_t conf0 = sim_ctr(p.sa, "sctp_glue", "path_confirms");
     /* base_reachable_time is 30 s (the entry lives 15-45 s unconfirmed):
      * keep data flowing for 100 s and sample the entry. */
     uint8_t b[100];
@@ -485,7 +465,7 @@ static void test_sack_confirms_neighbour(void **st)
     assert_int_equal(p.ab.msgs, 1000);
     assert_int_equal(p.sa->arp_stats.tx_requests, req0);
     /* One SACK per two packets (sack_freq 2): about 500 confirmations. */
-    uint64_t confs = ctr(p.sa, "sctp_glue", "path_confirms") - conf0;
+    uint64_t confs = sim_ctr(p.sa, "sctp_glue", "path_confirms") - conf0;
     assert_in_range(confs, 450, 1000);
     pair_free(&p);
 }
@@ -497,7 +477,7 @@ static void test_graceful_shutdown(void **st)
     pair_setup(&p, 14, NULL);
     pair_connect(&p);
     uint8_t b[3000];
-    pattern(b, sizeof(b), 1);
+    sim_pattern(b, sizeof(b), 1);
     uint64_t now = sim_now(p.sim);
     assert_int_equal(ns_sctp_send(p.aa.assoc, 0, 0, 0, b, sizeof(b), 0, now), 0);
     /* Queued data still goes out before the SHUTDOWN completes. */
@@ -511,8 +491,8 @@ static void test_graceful_shutdown(void **st)
     assert_int_equal(p.aa.comm_lost + p.ab.comm_lost, 0);
     assert_int_equal(ns_sctp_assoc_state(p.aa.assoc), NS_SCTP_CLOSED);
     assert_int_equal(ns_sctp_assoc_state(p.ab.assoc), NS_SCTP_CLOSED);
-    assert_int_equal(ctr(p.sa, "sctp", "shutdowns"), 1);
-    assert_int_equal(ctr(p.sb, "sctp", "shutdowns"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp", "shutdowns"), 1);
+    assert_int_equal(sim_ctr(p.sb, "sctp", "shutdowns"), 1);
     ns_sctp_assoc_release(p.aa.assoc, sim_now(p.sim));
     ns_sctp_assoc_release(p.ab.assoc, sim_now(p.sim));
     sim_run_for(p.sim, 1 * NS_SEC);
@@ -536,10 +516,10 @@ static void test_no_protocol_unreachable(void **st)
     assert_int_equal(ns_sctp_assoc_state(a), NS_SCTP_CLOSED);
     assert_int_equal(p.sb->ip_stats.in_unknown_protos, 0);
     assert_int_equal(p.sb->icmp_stats.out_dest_unreachs, 0);
-    assert_int_equal(p.sb->ip_stats.in_delivers, ctr(p.sb, "sctp_glue", "rx_packets"));
-    assert_int_equal(ctr(p.sb, "sctp", "rx_no_endpoint"), 1);
-    assert_int_equal(ctr(p.sb, "sctp", "tx_ootb_abort"), 1);
-    assert_int_equal(ctr(p.sa, "sctp", "cant_start"), 1);
+    assert_int_equal(p.sb->ip_stats.in_delivers, sim_ctr(p.sb, "sctp_glue", "rx_packets"));
+    assert_int_equal(sim_ctr(p.sb, "sctp", "rx_no_endpoint"), 1);
+    assert_int_equal(sim_ctr(p.sb, "sctp", "tx_ootb_abort"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp", "cant_start"), 1);
     ns_sctp_assoc_release(a, sim_now(p.sim));
 
     /* A broadcast SCTP packet is dropped by the glue before the engine. */
@@ -553,10 +533,10 @@ static void test_no_protocol_unreachable(void **st)
                           .src = A_IP,
                           .dst = SIM_IP(198, 18, 0, 255)};
     ns_ip_write(f + 14, &h);
-    uint64_t rx0 = ctr(p.sb, "sctp", "rx_packets");
+    uint64_t rx0 = sim_ctr(p.sb, "sctp", "rx_packets");
     ns_stack_input(p.sb, ifb->index, f, sizeof(f), sim_now(p.sim));
-    assert_int_equal(ctr(p.sb, "sctp_glue", "rx_drop_bcast"), 1);
-    assert_int_equal(ctr(p.sb, "sctp", "rx_packets"), rx0);
+    assert_int_equal(sim_ctr(p.sb, "sctp_glue", "rx_drop_bcast"), 1);
+    assert_int_equal(sim_ctr(p.sb, "sctp", "rx_packets"), rx0);
     assert_int_equal(p.sb->icmp_stats.out_dest_unreachs, 0);
     pair_free(&p);
 }
@@ -696,7 +676,7 @@ static void test_sctp_show(void **st)
 
     pair_connect(&p);
     uint8_t m[3000];
-    pattern(m, sizeof(m), 2);
+    sim_pattern(m, sizeof(m), 2);
     assert_int_equal(ns_sctp_send(p.aa.assoc, 0, 0, 0, m, sizeof(m), 0, sim_now(p.sim)), 0);
     sim_run_for(p.sim, 1 * NS_SEC);
     struct ns_sctp_assoc_info ia;

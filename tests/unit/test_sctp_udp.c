@@ -138,27 +138,6 @@ static void pair_free(struct pair *p)
     unlink(p->pcap);
 }
 
-static uint64_t ctr(struct ns_stack *s, const char *group, const char *name)
-{
-    struct ns_ctr_group g[24];
-    size_t n = ns_stack_counters(s, g, 24);
-    for (size_t k = 0; k < n; k++) {
-        if (strcmp(g[k].name, group) != 0)
-            continue;
-        for (size_t i = 0; i < g[k].n; i++)
-            if (strcmp(g[k].names[i], name) == 0)
-                return g[k].vals[i];
-    }
-    fail_msg("no counter %s.%s", group, name);
-    return 0;
-}
-
-static void pattern(uint8_t *b, size_t n, uint32_t seed)
-{
-    for (size_t i = 0; i < n; i++)
-        b[i] = (uint8_t)(seed + i * 7 + (i >> 8));
-}
-
 static void connect_udp(struct pair *p)
 {
     int err = 0;
@@ -228,8 +207,8 @@ static void test_udp_association(void **st)
     assert_int_equal(ib.paths[0].pmtu, 1472);
 
     static uint8_t big[100000], back[5000];
-    pattern(big, sizeof(big), 9);
-    pattern(back, sizeof(back), 4);
+    sim_pattern(big, sizeof(big), 9);
+    sim_pattern(back, sizeof(back), 4);
     uint64_t now = sim_now(p.sim);
     assert_int_equal(ns_sctp_send(p.aa.assoc, 0, 42, 0, "x", 1, 0, now), 0);
     assert_int_equal(ns_sctp_send(p.aa.assoc, 1, 42, 0, big, sizeof(big), 0, now), 0);
@@ -244,20 +223,25 @@ static void test_udp_association(void **st)
     assert_memory_equal(p.aa.rx, back, sizeof(back));
 
     /* Over UDP only: nothing for the raw IP glue, nothing fragmented. */
-    assert_int_equal(ctr(p.sa, "sctp_glue", "tx_packets"), 0);
-    assert_int_equal(ctr(p.sb, "sctp_glue", "rx_packets"), 0);
-    assert_true(ctr(p.sa, "sctp_udp", "tx_packets") >= 70);
-    assert_int_equal(ctr(p.sb, "sctp_udp", "rx_packets"), ctr(p.sa, "sctp_udp", "tx_packets"));
-    assert_int_equal(ctr(p.sa, "sctp_udp", "rx_packets"), ctr(p.sb, "sctp_udp", "tx_packets"));
-    assert_int_equal(ctr(p.sa, "sctp_udp", "tx_errors") + ctr(p.sb, "sctp_udp", "tx_errors"), 0);
-    assert_int_equal(ctr(p.sa, "sctp_udp", "tx_frag_fallback"), 0);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "tx_packets"), 0);
+    assert_int_equal(sim_ctr(p.sb, "sctp_glue", "rx_packets"), 0);
+    assert_true(sim_ctr(p.sa, "sctp_udp", "tx_packets") >= 70);
+    assert_int_equal(sim_ctr(p.sb, "sctp_udp", "rx_packets"),
+                     sim_ctr(p.sa, "sctp_udp", "tx_packets"));
+    assert_int_equal(sim_ctr(p.sa, "sctp_udp", "rx_packets"),
+                     sim_ctr(p.sb, "sctp_udp", "tx_packets"));
+    assert_int_equal(
+        sim_ctr(p.sa, "sctp_udp", "tx_errors") + sim_ctr(p.sb, "sctp_udp", "tx_errors"), 0);
+    assert_int_equal(sim_ctr(p.sa, "sctp_udp", "tx_frag_fallback"), 0);
     assert_int_equal(p.sa->ip_stats.frag_creates + p.sb->ip_stats.frag_creates, 0);
-    assert_int_equal(ctr(p.sb, "sctp", "rx_bad_csum") + ctr(p.sa, "sctp", "rx_bad_csum"), 0);
-    assert_int_equal(ctr(p.sb, "udp", "in_csum_errors"), 0);
+    assert_int_equal(sim_ctr(p.sb, "sctp", "rx_bad_csum") + sim_ctr(p.sa, "sctp", "rx_bad_csum"),
+                     0);
+    assert_int_equal(sim_ctr(p.sb, "udp", "in_csum_errors"), 0);
     assert_int_equal(p.aa.comm_lost + p.ab.comm_lost, 0);
 
     /* The wire: all of it UDP 9899 <-> 9899 with good checksums. */
-    uint64_t sent = ctr(p.sa, "sctp_udp", "tx_packets") + ctr(p.sb, "sctp_udp", "tx_packets");
+    uint64_t sent =
+        sim_ctr(p.sa, "sctp_udp", "tx_packets") + sim_ctr(p.sb, "sctp_udp", "tx_packets");
     sim_free(p.sim); /* flushes and closes the capture */
     p.sim = NULL;
     unsigned inits = 0;
@@ -284,10 +268,10 @@ static void test_port_unreachable_init(void **st)
     assert_int_equal(p.aa.cant_start, 1);
     assert_int_equal(p.aa.last_reason, NS_SCTP_R_PEER_ABORT);
     assert_int_equal(ns_sctp_assoc_state(p.aa.assoc), NS_SCTP_CLOSED);
-    assert_int_equal(ctr(p.sb, "udp", "no_ports"), 1);
-    assert_int_equal(ctr(p.sa, "sctp_udp", "icmp_errors"), 1);
-    assert_int_equal(ctr(p.sa, "sctp_udp", "icmp_port_unreach"), 1);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_prot_unreach_aborts"), 1);
+    assert_int_equal(sim_ctr(p.sb, "udp", "no_ports"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_udp", "icmp_errors"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_udp", "icmp_port_unreach"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_prot_unreach_aborts"), 1);
     ns_sctp_assoc_release(p.aa.assoc, sim_now(p.sim));
     pair_free(&p);
 }
@@ -308,8 +292,8 @@ static void test_port_unreachable_established(void **st)
     sim_run_for(p.sim, 100 * NS_MS);
     assert_int_equal(p.aa.comm_lost, 1);
     assert_int_equal(p.aa.last_reason, NS_SCTP_R_PEER_ABORT);
-    assert_int_equal(ctr(p.sa, "sctp_udp", "icmp_port_unreach"), 1);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_prot_unreach_aborts"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_udp", "icmp_port_unreach"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_prot_unreach_aborts"), 1);
     pair_free(&p);
 }
 
@@ -364,9 +348,9 @@ static void test_frag_needed_udp(void **st)
     /* Wrong tag, then a UDP port the path does not use: nothing moves. */
     inject_udp_unreach(&p, NS_ICMP_FRAG_NEEDED, 1200, UDPP, ia.local_port, ia.peer_vtag ^ 1);
     inject_udp_unreach(&p, NS_ICMP_FRAG_NEEDED, 1200, 4000, ia.local_port, ia.peer_vtag);
-    assert_int_equal(ctr(p.sa, "sctp_udp", "icmp_errors"), 2);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_no_assoc"), 1);
-    assert_int_equal(ctr(p.sa, "sctp_udp", "icmp_bad_port"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_udp", "icmp_errors"), 2);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_no_assoc"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_udp", "icmp_bad_port"), 1);
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
     assert_int_equal(ia.paths[0].pmtu, 1472);
     /* Nor does a port unreachable quoting another port: the association
@@ -375,12 +359,12 @@ static void test_frag_needed_udp(void **st)
     assert_int_equal(ns_sctp_assoc_state(p.aa.assoc), NS_SCTP_ESTABLISHED);
     /* The real one: 1200 - 20 - 8. */
     inject_udp_unreach(&p, NS_ICMP_FRAG_NEEDED, 1200, UDPP, ia.local_port, ia.peer_vtag);
-    assert_int_equal(ctr(p.sa, "sctp_glue", "icmp_pmtu_lowered"), 1);
+    assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_pmtu_lowered"), 1);
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
     assert_int_equal(ia.paths[0].pmtu, 1172);
     /* Data still flows, in smaller packets, without IPv4 fragments. */
     static uint8_t big[20000];
-    pattern(big, sizeof(big), 1);
+    sim_pattern(big, sizeof(big), 1);
     assert_int_equal(ns_sctp_send(p.aa.assoc, 0, 1, 0, big, sizeof(big), 0, sim_now(p.sim)), 0);
     sim_run_for(p.sim, NS_SEC);
     assert_int_equal(p.ab.rx_len, sizeof(big));
@@ -429,8 +413,8 @@ static void test_sysctls(void **st)
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
     assert_int_equal(ia.paths[0].addr.port, 0);
     assert_int_equal(ia.paths[0].pmtu, 1480);
-    assert_true(ctr(p.sa, "sctp_glue", "tx_packets") > 0);
-    assert_int_equal(ctr(p.sa, "sctp_udp", "tx_packets"), 0);
+    assert_true(sim_ctr(p.sa, "sctp_glue", "tx_packets") > 0);
+    assert_int_equal(sim_ctr(p.sa, "sctp_udp", "tx_packets"), 0);
     /* udp_port 0 closes the socket. */
     assert_int_equal(ns_sysctl_set(p.sa, "sctp.udp_port", 0, now), 0);
     assert_null(p.sa->sctp_udp_sock);
@@ -472,7 +456,7 @@ static void test_hosted_hook(void **st)
     struct ns_sctp_assoc_info ia;
     assert_int_equal(ns_sctp_assoc_info(a, &ia), 0);
     assert_int_equal(ia.paths[0].pmtu, NS_SCTP_DEFAULT_PMTU);
-    assert_int_equal(ctr(s, "sctp_udp", "tx_packets"), 1);
+    assert_int_equal(sim_ctr(s, "sctp_udp", "tx_packets"), 1);
     ns_sctp_abort(a, NULL, 0, 0);
     ns_sctp_assoc_release(a, 0);
     ns_stack_free(s);
