@@ -59,6 +59,10 @@ struct ns_pkt {
 #define NS_PKT_F_BCAST 0x1 /* received as link-layer broadcast */
 #define NS_PKT_F_MCAST 0x2 /* received as link-layer multicast */
 #define NS_PKT_F_LOCAL 0x4 /* originated by this host (not forwarded) */
+/* (tx) the UDP checksum field holds the pseudo header's sum only; the
+ * device finishes it (checksum offload: dev/vnet.h). Set only for an
+ * interface whose device said it can (ns_iface.tx_csum_offload). */
+#define NS_PKT_F_CSUM_PARTIAL 0x8
 
 /* A packet with `headroom` bytes free in front and room for `size` bytes of
  * head data; len starts at 0. Returns NULL on allocation failure. */

@@ -256,6 +256,7 @@ struct ns_dev *ns_afpacket_open(const char *ifname, char *err, size_t errlen)
     }
     a->dev.ops = &afp_ops;
     a->dev.fd = -1;
+    a->dev.rx_burst = 1;
     snprintf(a->dev.name, sizeof(a->dev.name), "%s", ifname);
     if (afp_setup(a, ifname, err, errlen) < 0) {
         afp_close(&a->dev);

@@ -4,6 +4,9 @@
  * transmit queue to the device.
  *
  *   tap:NAME        a TAP interface (IFF_TAP | IFF_NO_PI), created if absent
+ *   tap:NAME,offload  the same with a virtio-net header and UDP segmentation
+ *                   offload (dev/vnet.h): runs of equal UDP datagrams go as
+ *                   one frame
  *   afpacket:IFNAME an existing interface (e.g. a veth end) via AF_PACKET
  *   memlink         an in-process link between two stacks (dev/memlink.h)
  *   pcap tracer     wraps any device and records both directions (dev/pcap.h)
@@ -25,7 +28,8 @@ struct ns_dev;
 /* clang-format off */
 #define NS_DEV_COUNTERS(X)                                                                  \
     X(rx_frames) X(rx_bytes) X(rx_errors) X(rx_drop_oversize) X(rx_drop_nomem)              \
-    X(tx_frames) X(tx_bytes) X(tx_errors) X(tx_busy)
+    X(tx_frames) X(tx_bytes) X(tx_errors) X(tx_busy)                                        \
+    X(rx_gso_frames) X(rx_gso_segs) X(rx_drop_gso) X(rx_csum_done) X(tx_gso_frames) X(tx_gso_segs)
 /* clang-format on */
 
 struct ns_dev_stats {
@@ -34,7 +38,8 @@ struct ns_dev_stats {
 
 struct ns_dev_ops {
     /* Read up to max frames without blocking; each comes back as a packet
-     * with data at the Ethernet header and NS_PKT_HEADROOM headroom.
+     * with data at the Ethernet header and NS_PKT_HEADROOM headroom (a
+     * frame may come back as up to rx_burst packets: give max >= rx_burst).
      * Returns the count (0 when nothing is waiting) or -errno. */
     int (*recv)(struct ns_dev *d, struct ns_pkt **pkts, int max, uint64_t now);
     /* Write frames without blocking; returns how many were taken (the
@@ -48,7 +53,9 @@ struct ns_dev {
     char name[16];
     struct ns_mac mac; /* the address the stack should use on this link */
     uint32_t mtu;
-    int fd; /* readable when frames wait; -1 for memlink */
+    uint32_t rx_burst;    /* packets one frame can become (1; 128 with offload) */
+    bool tx_csum_offload; /* finishes NS_PKT_F_CSUM_PARTIAL checksums */
+    int fd;               /* readable when frames wait; -1 for memlink */
     struct ns_dev_stats stats;
 };
 

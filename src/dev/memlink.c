@@ -273,6 +273,7 @@ struct ns_memlink *ns_memlink_new(const struct ns_memlink_cfg *cfg)
         e->side = s;
         e->dev.ops = &ml_ops;
         e->dev.fd = -1;
+        e->dev.rx_burst = 1;
         e->dev.mtu = l->cfg.mtu;
         if (ns_mac_eq(&cfg->mac[s], &ns_mac_zero))
             e->dev.mac = (struct ns_mac){{0x02, 0, 0, 0, 0, (uint8_t)(s + 1)}};

@@ -289,6 +289,8 @@ struct ns_dev *ns_pcap_tracer_new(struct ns_dev *inner, struct ns_pcap *pc)
     memcpy(t->dev.name, inner->name, sizeof(t->dev.name));
     t->dev.mac = inner->mac;
     t->dev.mtu = inner->mtu;
+    t->dev.rx_burst = inner->rx_burst;
+    t->dev.tx_csum_offload = inner->tx_csum_offload;
     t->inner = inner;
     t->pc = pc;
     mirror(t);

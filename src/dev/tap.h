@@ -9,9 +9,11 @@
 
 #include "dev/dev.h"
 
-/* Open TAP interface `name`. The returned device's mac is derived from the
- * name (ns_dev_mac_from_name), not the kernel side's; the embedder may
+/* Open TAP interface `spec`: NAME, or NAME,offload for the virtio-net
+ * header and UDP segmentation offload (dev/vnet.h; Linux 6.2 or later).
+ * The returned device's mac is derived from the name
+ * (ns_dev_mac_from_name), not the kernel side's; the embedder may
  * overwrite it. NULL with a one-line reason in err on failure. */
-struct ns_dev *ns_tap_open(const char *name, char *err, size_t errlen);
+struct ns_dev *ns_tap_open(const char *spec, char *err, size_t errlen);
 
 #endif

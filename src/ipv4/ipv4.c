@@ -278,6 +278,12 @@ int ns_ip_output(struct ns_stack *s, struct ns_pkt *pkt, const struct ns_ip_out 
         drop(pkt, &st->frag_fails);
         return -EMSGSIZE;
     }
+    if ((pkt->flags & NS_PKT_F_CSUM_PARTIAL) && o->proto == NS_IPPROTO_UDP && pkt->len >= 8) {
+        /* A device cannot finish the sum of a datagram cut in pieces. */
+        uint16_t c = (uint16_t)~ns_csum_fold(ns_csum_pkt(pkt, 0, plen, 0));
+        ns_ip_wr16(pkt->data + 6, c ? c : 0xffff);
+        pkt->flags &= (uint16_t)~NS_PKT_F_CSUM_PARTIAL;
+    }
 
     /* RFC 791 3.2: every fragment but the last carries a multiple of 8
      * payload bytes; all share the ID. Payload is copied: fragmenting is

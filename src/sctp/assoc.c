@@ -211,13 +211,7 @@ void assoc_reset_rx(struct ns_sctp_assoc *a)
     r->held_bytes = 0;
     r->held_mem = 0;
     ns_sctp_reasm_set_streams(r, a->in_streams);
-    ns_sctp_tsnmap_free(&a->map);
-    if (ns_sctp_tsnmap_init(&a->map, a->peer_itsn, 0, &a->p) != 0) {
-        /* Keep the map usable; the association is aborted by the caller's
-         * next allocation failure at worst. */
-        a->s->stats.nomem++;
-        ns_sctp_tsnmap_init(&a->map, a->peer_itsn, 64, &a->p);
-    }
+    ns_sctp_tsnmap_reset(&a->map, a->peer_itsn, &a->p);
 }
 
 /* ---- Ending ------------------------------------------------------------- */

@@ -131,6 +131,7 @@ struct ns_sctp_assoc {
     uint16_t bad_sids[NS_SCTP_MAX_BAD_SIDS];
     uint8_t n_bad_sids;
     bool fast_rtx;                /* send one packet of fast retransmissions at once */
+    bool t3_rtx;                  /* T3 expired: one packet of retransmissions only (E3) */
     bool want_writable;           /* a send got -EAGAIN */
     uint32_t want_space;          /* ... needing this much free buffer */
     uint64_t last_sack_at;        /* zero-window probes do not count as errors while SACKs come */

@@ -248,6 +248,10 @@ void data_output(struct ns_sctp_assoc *a, uint64_t now)
             pa->data_since_hb = true;
             data_t3_arm(a, pa, now);
             a->fast_rtx = false;
+            /* 6.3.3 E3: on T3 expiry, as many of the earliest marked chunks
+             * as fit in one packet; the rest wait for the next SACK or T3. */
+            if (rtx && a->t3_rtx)
+                break;
         } else if (rtx || fresh) {
             break; /* data was wanted but none fitted: do not spin */
         }
@@ -478,7 +482,9 @@ void data_t3_fire(struct ns_timer *t, uint64_t now)
     }
     struct ns_sctp_path *alt = path_alternate(a, pa);
     a->rtx_path = alt ? alt->idx : pa->idx;
+    a->t3_rtx = true;
     data_output(a, now);
+    a->t3_rtx = false;
 out:
     sctp_leave(s, now);
 }

@@ -46,6 +46,24 @@ int ns_sctp_tsnmap_init(struct ns_sctp_tsnmap *m, uint32_t initial_tsn, uint32_t
     return 0;
 }
 
+void ns_sctp_tsnmap_reset(struct ns_sctp_tsnmap *m, uint32_t initial_tsn,
+                          const struct ns_sctp_params *p)
+{
+    uint64_t *bits = m->bits;
+    uint32_t span = m->span;
+    struct ns_sctp_tsnmap_stats st = m->stats;
+    memset(m, 0, sizeof(*m));
+    memset(bits, 0, span / 64 * sizeof(uint64_t));
+    m->bits = bits;
+    m->span = span;
+    m->stats = st;
+    m->cum_tsn = initial_tsn - 1;
+    m->max_tsn = m->cum_tsn;
+    m->sack_freq = p->sack_freq;
+    m->sack_timeout_us = (uint64_t)p->sack_timeout_ms * NS_MS;
+    m->sack_deadline = NS_TIME_NEVER;
+}
+
 void ns_sctp_tsnmap_free(struct ns_sctp_tsnmap *m)
 {
     free(m->bits);

@@ -107,6 +107,11 @@ struct ns_sctp_tsnmap {
  * -ENOMEM. */
 int ns_sctp_tsnmap_init(struct ns_sctp_tsnmap *m, uint32_t initial_tsn, uint32_t span,
                         const struct ns_sctp_params *p);
+/* Start over at initial_tsn (an association restart, RFC 9260 5.2.4),
+ * keeping the bitmap's memory and the counters: nothing to allocate, so
+ * nothing can fail. */
+void ns_sctp_tsnmap_reset(struct ns_sctp_tsnmap *m, uint32_t initial_tsn,
+                          const struct ns_sctp_params *p);
 void ns_sctp_tsnmap_free(struct ns_sctp_tsnmap *m);
 
 /* Classify a received TSN. A duplicate is recorded for the next SACK (once

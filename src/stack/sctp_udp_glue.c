@@ -192,9 +192,17 @@ void ns_stack_sctp_udp_output(struct ns_stack *s, struct ns_pkt *p, const struct
     ns_ip_wr16(u + 2, dst->port);
     ns_ip_wr16(u + 4, ulen);
     ns_ip_wr16(u + 6, 0);
-    uint16_t c = (uint16_t)~ns_csum_fold(
-        ns_csum_pkt(p, 0, ulen, ns_csum_pseudo(saddr, dst->addr, NS_IPPROTO_UDP, ulen)));
-    ns_ip_wr16(u + 6, c ? c : 0xffff);
+    if (rt.ifc->tx_csum_offload && (uint32_t)ulen + NS_IP_HLEN <= rt.mtu) {
+        /* The device sums the datagram (a TAP with offload): a pass over
+         * every byte saved per packet. Only whole datagrams: a fragmented
+         * one would need its sum before it is cut. */
+        ns_ip_wr16(u + 6, ns_csum_fold(ns_csum_pseudo(saddr, dst->addr, NS_IPPROTO_UDP, ulen)));
+        p->flags |= NS_PKT_F_CSUM_PARTIAL;
+    } else {
+        uint16_t c = (uint16_t)~ns_csum_fold(
+            ns_csum_pkt(p, 0, ulen, ns_csum_pseudo(saddr, dst->addr, NS_IPPROTO_UDP, ulen)));
+        ns_ip_wr16(u + 6, c ? c : 0xffff);
+    }
     struct ns_ip_out o = {.src = saddr, .dst = dst->addr, .proto = NS_IPPROTO_UDP, .df = true};
     if ((uint32_t)ulen + NS_IP_HLEN > rt.mtu) {
         /* Built for a larger path MTU than the route now has (see

@@ -41,6 +41,9 @@ struct ns_iface {
     uint32_t addr; /* host order; 0 = no address */
     uint8_t plen;
     bool up;
+    /* The device finishes UDP checksums (NS_PKT_F_CSUM_PARTIAL); the
+     * embedder sets it from the device (a TAP with offload). */
+    bool tx_csum_offload;
     struct ns_pktq txq; /* complete Ethernet frames for the device */
 };
 

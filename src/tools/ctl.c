@@ -270,9 +270,11 @@ int ns_ctl_default_path(const char *dir, const char *devspec, char *out, size_t 
 {
     const char *colon = strchr(devspec, ':');
     const char *name = colon ? colon + 1 : devspec;
-    if (!*name || strchr(name, '/'))
+    /* Device options (tap:NAME,offload) are not part of the name. */
+    int len = (int)strcspn(name, ",");
+    if (!len || memchr(name, '/', (size_t)len))
         return -1;
-    int n = snprintf(out, outlen, "%s/%s.sock", dir, name);
+    int n = snprintf(out, outlen, "%s/%.*s.sock", dir, len, name);
     if (n < 0 || (size_t)n >= outlen || (size_t)n >= sizeof(((struct sockaddr_un *)0)->sun_path))
         return -1;
     return 0;

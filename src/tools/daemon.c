@@ -52,12 +52,17 @@
 #include "tools/services.h"
 #include "tools/text.h"
 
-#define MAX_SYSCTL       64
-#define MAX_SERVE        16
-#define MAX_CLIENTS      64
+#define MAX_SYSCTL  64
+#define MAX_SERVE   16
+#define MAX_CLIENTS 64
+/* Frames per read batch: the engine's events (application wake-ups) wait
+ * for the end of a batch, and 256 cost 17% at 30-byte messages against 64.
+ * A TAP with offload hands over up to 128 datagrams per frame (dev/vnet.h):
+ * its batch is one such frame. */
 #define RX_BATCH         64
-#define RX_ROUNDS        8 /* batches per readiness event, so clients are not starved */
-#define TX_BATCH         32
+#define RX_BATCH_MAX     256
+#define RX_ROUNDS        8          /* batches per readiness event, so clients are not starved */
+#define TX_BATCH         128        /* room for runs of up to 128 datagrams (dev/vnet.h) */
 #define CLIENT_OUT_LIMIT (8u << 20) /* output a slow client may have queued */
 
 static const char usage_daemon[] =
@@ -261,8 +266,9 @@ static void pump(struct daemon *d)
         return; /* the device failed: do not spin on it */
     for (int round = 0; round < RX_ROUNDS; round++) {
         uint64_t now = mono_us();
-        struct ns_pkt *pk[RX_BATCH];
-        int n = ns_dev_recv(d->dev, pk, RX_BATCH, now);
+        struct ns_pkt *pk[RX_BATCH_MAX];
+        int max = d->dev->rx_burst > RX_BATCH ? RX_BATCH_MAX : RX_BATCH;
+        int n = ns_dev_recv(d->dev, pk, max, now);
         if (n < 0 && n != -EAGAIN && n != -EINTR)
             dev_error(d, n);
         if (n > 0) {
@@ -1077,6 +1083,7 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
             return 1;
         }
         d->ifindex = (uint32_t)idx;
+        ns_stack_iface(d->s, d->ifindex)->tx_csum_offload = d->dev->tx_csum_offload;
         if (encap && (ns_sysctl_set(d->s, "sctp.encap_port", encap, now) < 0 ||
                       ns_sysctl_set(d->s, "sctp.udp_port", encap, now) < 0)) {
             fprintf(stderr, "nstack: daemon: --sctp-encap %u: cannot bind the UDP port\n", encap);

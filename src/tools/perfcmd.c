@@ -8,13 +8,16 @@
  * RFC 9260 governs the association itself.
  */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ipv4/route.h"
@@ -190,6 +193,25 @@ static void sink_finish(struct perf_job *j, uint64_t bytes, uint64_t msgs)
 }
 
 static void done_fn(struct ns_rt *rt, void *arg);
+
+/* Hosted mode has no interface of its own: the header names the address
+ * the host routes from toward dst (a connected UDP socket's name; nothing
+ * is sent). 0 if the host has no route. */
+static uint32_t host_src(uint32_t dst)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in sa = {
+        .sin_family = AF_INET, .sin_port = htons(9), .sin_addr.s_addr = htonl(dst)};
+    socklen_t sl = sizeof(sa);
+    uint32_t src = 0;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+        src = ntohl(sa.sin_addr.s_addr);
+    close(fd);
+    return src;
+}
 
 static void connected_fn(struct ns_rt *rt, void *arg);
 
@@ -577,7 +599,7 @@ void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t
     j->rt = rt;
     j->dst = dst;
     struct ns_iface *ifc = ns_stack_iface(env->s, 1);
-    j->src = ifc ? ifc->addr : 0;
+    j->src = ifc ? ifc->addr : host_src(dst);
     j->port = (uint16_t)o.port;
     j->secs_us = o.secs_us;
     j->interval_us = o.interval_us;

@@ -12,12 +12,20 @@
  * their own size: the engine keeps references to received DATA until the
  * application reads it, so handing it a 64 KiB batch slot per datagram
  * would pin far more memory than the payload.
+ *
+ * Offload (Linux UDP_SEGMENT / UDP_GRO): a bulk transfer sends runs of
+ * equal-size datagrams to one peer (full DATA packets, equal SACKs), so the
+ * flush hands each such run to the kernel as one sendmmsg entry with a
+ * segment size, and the kernel may give us a run it coalesced as one
+ * buffer with the segment size in a cmsg. Either way the datagrams on the
+ * wire, in the capture and at ns_sctp_input are the same as without it.
  */
 #include "transport/udp_host.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -26,8 +34,25 @@
 #include "core/checksum.h"
 #include "dev/pcap.h"
 
-#define RX_SLOT     65536u
-#define CMSG_SPACE_ (CMSG_SPACE(sizeof(struct in_pktinfo)))
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+/* Also holds a coalesced (UDP_GRO) buffer: GRO stops below 64 KiB unless
+ * an administrator raised the device's gro_ipv4_max_size (then rx_trunc). */
+#define RX_SLOT 65536u
+#define RX_CMSG (CMSG_SPACE(sizeof(struct in_pktinfo)) + CMSG_SPACE(sizeof(int)))
+#define TX_CMSG (CMSG_SPACE(sizeof(uint16_t)))
+#define PKT_IOV (NS_PKT_MAX_FRAGS + 1)
+#define TX_IOV  (NS_UDP_HOST_BATCH * PKT_IOV)
+/* Linux refuses a sendmsg with more iovecs than this (UIO_MAXIOV). */
+#define RUN_MAX_IOV 1024u
 /* Ethernet + IPv4 + UDP in front of a captured datagram. */
 #define FRAME_HDR 42u
 
@@ -35,21 +60,34 @@ struct ns_udp_host {
     int fd;
     uint32_t addr; /* bound, host order */
     uint16_t port;
+    bool gso; /* UDP_SEGMENT in use (cleared by a fallback) */
+    bool gro; /* UDP_GRO set */
 
     /* tx batch: packets are kept until sendmmsg has copied them. */
     unsigned tx_n;
     struct ns_pkt *tx_pkt[NS_UDP_HOST_BATCH];
+    uint32_t tx_len[NS_UDP_HOST_BATCH];
     struct sockaddr_in tx_sa[NS_UDP_HOST_BATCH];
-    struct iovec tx_iov[NS_UDP_HOST_BATCH][NS_PKT_MAX_FRAGS + 1];
-    struct mmsghdr tx_msg[NS_UDP_HOST_BATCH];
     uint32_t tx_src[NS_UDP_HOST_BATCH]; /* for the capture */
+    /* sendmmsg entries, built at flush: entry e carries tx_cnt[e] queued
+     * packets from tx_first[e] on (more than one: a UDP_SEGMENT run). */
+    struct mmsghdr tx_msg[NS_UDP_HOST_BATCH];
+    unsigned tx_first[NS_UDP_HOST_BATCH], tx_cnt[NS_UDP_HOST_BATCH];
+    struct iovec tx_iov[TX_IOV];
+    union {
+        uint8_t b[TX_CMSG];
+        struct cmsghdr align;
+    } tx_cmsg[NS_UDP_HOST_BATCH];
 
     /* rx batch */
     uint8_t *rx_buf; /* NS_UDP_HOST_BATCH slots of RX_SLOT bytes */
     struct sockaddr_in rx_sa[NS_UDP_HOST_BATCH];
     struct iovec rx_iov[NS_UDP_HOST_BATCH];
     struct mmsghdr rx_msg[NS_UDP_HOST_BATCH];
-    uint8_t rx_cmsg[NS_UDP_HOST_BATCH][CMSG_SPACE_];
+    union {
+        uint8_t b[RX_CMSG];
+        struct cmsghdr align;
+    } rx_cmsg[NS_UDP_HOST_BATCH];
 
     struct ns_pcap *pcap;
     uint8_t *frame; /* capture scratch: FRAME_HDR + largest datagram */
@@ -58,6 +96,10 @@ struct ns_udp_host {
 };
 
 NS_CTR_NAMES(udp_host_ctr_names, NS_UDP_HOST_COUNTERS);
+
+/* Every run fits one sendmsg's iovecs and one gso_size. */
+_Static_assert(TX_IOV <= RUN_MAX_IOV, "tx iovecs");
+_Static_assert(NS_UDP_HOST_MAX_DGRAM <= UINT16_MAX, "gso_size");
 
 struct ns_udp_host *ns_udp_host_open(uint32_t addr, uint16_t port, int *err)
 {
@@ -88,6 +130,14 @@ struct ns_udp_host *ns_udp_host_open_opts(const struct ns_udp_host_opts *o, int 
     if (setsockopt(h->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0) {
         e = -errno;
         goto fail;
+    }
+    if (!o->no_offload) {
+        /* Kernels without UDP_SEGMENT ignore an unknown SOL_UDP cmsg and
+         * would send the run as one big datagram: ask first. */
+        int v = 0;
+        socklen_t vl = sizeof(v);
+        h->gso = getsockopt(h->fd, SOL_UDP, UDP_SEGMENT, &v, &vl) == 0;
+        h->gro = setsockopt(h->fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0;
     }
     /* Best effort: the kernel caps these at its limits. */
     if (o->sndbuf > 0)
@@ -147,6 +197,14 @@ uint16_t ns_udp_host_port(const struct ns_udp_host *h)
 uint32_t ns_udp_host_addr(const struct ns_udp_host *h)
 {
     return h->addr;
+}
+bool ns_udp_host_gso(const struct ns_udp_host *h)
+{
+    return h->gso;
+}
+bool ns_udp_host_gro(const struct ns_udp_host *h)
+{
+    return h->gro;
 }
 unsigned ns_udp_host_pending(const struct ns_udp_host *h)
 {
@@ -220,16 +278,50 @@ static bool frame_ready(struct ns_udp_host *h)
     return h->frame != NULL;
 }
 
-static uint32_t pktinfo_dst(struct ns_udp_host *h, struct msghdr *mh)
+/* The datagram's destination address (IP_PKTINFO) and the segment size of
+ * a coalesced buffer (UDP_GRO; 0 when it is one datagram). */
+static uint32_t rx_cmsgs(struct ns_udp_host *h, struct msghdr *mh, uint32_t *gro_seg)
 {
+    uint32_t dst = h->addr;
+    *gro_seg = 0;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-        if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+        if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO &&
+            c->cmsg_len >= CMSG_LEN(sizeof(struct in_pktinfo))) {
             struct in_pktinfo pi;
             memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-            return ntohl(pi.ipi_addr.s_addr);
+            dst = ntohl(pi.ipi_addr.s_addr);
+        } else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
+                   c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+            int v;
+            memcpy(&v, CMSG_DATA(c), sizeof(v));
+            *gro_seg = v > 0 ? (uint32_t)v : 0;
         }
     }
-    return h->addr;
+    return dst;
+}
+
+/* One datagram of a received buffer to the engine; false if dropped. */
+static bool rx_one(struct ns_udp_host *h, struct ns_sctp *sctp, const uint8_t *d, uint32_t len,
+                   const struct ns_sctp_addr *src, const struct ns_sctp_addr *dst, uint64_t now)
+{
+    if (len < NS_UDP_HOST_SCTP_HDR) {
+        h->stats.rx_short++;
+        return false;
+    }
+    if (h->pcap && frame_ready(h)) {
+        memcpy(h->frame + FRAME_HDR, d, len);
+        capture(h, src->addr, src->port, dst->addr, dst->port, len, now);
+    }
+    struct ns_pkt *p = ns_pkt_from(d, len);
+    if (!p) {
+        h->stats.rx_nomem++;
+        return false;
+    }
+    p->ts = now;
+    h->stats.rx_datagrams++;
+    h->stats.rx_bytes += len;
+    ns_sctp_input(sctp, p, src, dst, now);
+    return true;
 }
 
 unsigned ns_udp_host_recv(struct ns_udp_host *h, struct ns_sctp *sctp, unsigned max_batches,
@@ -245,8 +337,8 @@ unsigned ns_udp_host_recv(struct ns_udp_host *h, struct ns_sctp *sctp, unsigned 
                 .msg_namelen = sizeof(h->rx_sa[i]),
                 .msg_iov = &h->rx_iov[i],
                 .msg_iovlen = 1,
-                .msg_control = h->rx_cmsg[i],
-                .msg_controllen = sizeof(h->rx_cmsg[i]),
+                .msg_control = h->rx_cmsg[i].b,
+                .msg_controllen = sizeof(h->rx_cmsg[i].b),
             };
             h->rx_msg[i].msg_len = 0;
         }
@@ -266,29 +358,25 @@ unsigned ns_udp_host_recv(struct ns_udp_host *h, struct ns_sctp *sctp, unsigned 
                 h->stats.rx_trunc++;
                 continue;
             }
-            if (len < NS_UDP_HOST_SCTP_HDR) {
-                h->stats.rx_short++;
-                continue;
-            }
+            uint32_t seg;
             struct ns_sctp_addr src = {.family = NS_SCTP_AF_INET4,
                                        .port = ntohs(h->rx_sa[i].sin_port),
                                        .addr = ntohl(h->rx_sa[i].sin_addr.s_addr)};
             struct ns_sctp_addr dst = {
-                .family = NS_SCTP_AF_INET4, .port = h->port, .addr = pktinfo_dst(h, mh)};
-            if (h->pcap && frame_ready(h)) {
-                memcpy(h->frame + FRAME_HDR, h->rx_iov[i].iov_base, len);
-                capture(h, src.addr, src.port, dst.addr, dst.port, len, now);
-            }
-            struct ns_pkt *p = ns_pkt_from(h->rx_iov[i].iov_base, len);
-            if (!p) {
-                h->stats.rx_nomem++;
+                .family = NS_SCTP_AF_INET4, .port = h->port, .addr = rx_cmsgs(h, mh, &seg)};
+            const uint8_t *d = h->rx_iov[i].iov_base;
+            if (seg == 0 || seg >= len) {
+                total += rx_one(h, sctp, d, len, &src, &dst, now);
                 continue;
             }
-            p->ts = now;
-            h->stats.rx_datagrams++;
-            h->stats.rx_bytes += len;
-            ns_sctp_input(sctp, p, &src, &dst, now);
-            total++;
+            /* Coalesced by the kernel: datagrams of seg bytes, the last
+             * one possibly shorter, all from the same source. */
+            h->stats.rx_gro_buffers++;
+            for (uint32_t off = 0; off < len; off += seg) {
+                uint32_t l = len - off < seg ? len - off : seg;
+                h->stats.rx_gro_segs++;
+                total += rx_one(h, sctp, d + off, l, &src, &dst, now);
+            }
         }
         ns_sctp_batch_end(sctp, now);
         if (n < NS_UDP_HOST_BATCH)
@@ -311,45 +399,120 @@ void ns_udp_host_output(void *ctx, struct ns_pkt *p, const struct ns_sctp_addr *
         ns_udp_host_flush(h, now);
     unsigned i = h->tx_n++;
     h->tx_pkt[i] = p;
+    h->tx_len[i] = ns_pkt_len(p);
     h->tx_src[i] = src && src->family == NS_SCTP_AF_INET4 && src->addr ? src->addr : h->addr;
     h->tx_sa[i] = (struct sockaddr_in){
         .sin_family = AF_INET, .sin_port = htons(dst->port), .sin_addr.s_addr = htonl(dst->addr)};
-    int niov = ns_pkt_iov(p, h->tx_iov[i], NS_PKT_MAX_FRAGS + 1);
-    h->tx_msg[i].msg_hdr = (struct msghdr){
-        .msg_name = &h->tx_sa[i],
-        .msg_namelen = sizeof(h->tx_sa[i]),
-        .msg_iov = h->tx_iov[i],
-        .msg_iovlen = (size_t)niov,
-    };
-    h->tx_msg[i].msg_len = 0;
+}
+
+static unsigned pkt_pieces(const struct ns_pkt *p)
+{
+    return (p->len ? 1u : 0u) + p->nfrags;
+}
+
+static bool same_dst(const struct ns_udp_host *h, unsigned a, unsigned b)
+{
+    return h->tx_sa[a].sin_addr.s_addr == h->tx_sa[b].sin_addr.s_addr &&
+           h->tx_sa[a].sin_port == h->tx_sa[b].sin_port;
+}
+
+/* sendmmsg entries for the queued packets from `from` on; packets before
+ * `plain_until` go one per entry. Returns the number of entries. */
+static unsigned tx_build(struct ns_udp_host *h, unsigned from, unsigned plain_until)
+{
+    unsigned ne = 0, niov = 0;
+    for (unsigned p = from; p < h->tx_n; ne++) {
+        unsigned iov0 = niov, cnt = 1;
+        uint32_t seg = h->tx_len[p], last = seg, total = seg;
+        niov += (unsigned)ns_pkt_iov(h->tx_pkt[p], h->tx_iov + niov, PKT_IOV);
+        if (h->gso && p >= plain_until && seg > 0) {
+            /* Equal sizes to one address:port; a shorter one ends it. */
+            while (p + cnt < h->tx_n && cnt < NS_UDP_HOST_GSO_SEGS && last == seg) {
+                unsigned q = p + cnt;
+                uint32_t l = h->tx_len[q];
+                if (l == 0 || l > seg || !same_dst(h, p, q) || total + l > NS_UDP_HOST_MAX_DGRAM ||
+                    niov - iov0 + pkt_pieces(h->tx_pkt[q]) > RUN_MAX_IOV)
+                    break;
+                niov += (unsigned)ns_pkt_iov(h->tx_pkt[q], h->tx_iov + niov, PKT_IOV);
+                total += l;
+                last = l;
+                cnt++;
+            }
+        }
+        struct msghdr *mh = &h->tx_msg[ne].msg_hdr;
+        *mh = (struct msghdr){
+            .msg_name = &h->tx_sa[p],
+            .msg_namelen = sizeof(h->tx_sa[p]),
+            .msg_iov = h->tx_iov + iov0,
+            .msg_iovlen = niov - iov0,
+        };
+        if (cnt > 1) {
+            memset(h->tx_cmsg[ne].b, 0, sizeof(h->tx_cmsg[ne].b));
+            mh->msg_control = h->tx_cmsg[ne].b;
+            mh->msg_controllen = sizeof(h->tx_cmsg[ne].b);
+            struct cmsghdr *c = CMSG_FIRSTHDR(mh);
+            c->cmsg_level = SOL_UDP;
+            c->cmsg_type = UDP_SEGMENT;
+            c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+            uint16_t gs = (uint16_t)seg;
+            memcpy(CMSG_DATA(c), &gs, sizeof(gs));
+        }
+        h->tx_msg[ne].msg_len = 0;
+        h->tx_first[ne] = p;
+        h->tx_cnt[ne] = cnt;
+        p += cnt;
+    }
+    return ne;
 }
 
 void ns_udp_host_flush(struct ns_udp_host *h, uint64_t now)
 {
-    unsigned done = 0;
-    while (done < h->tx_n) {
+    unsigned ne = h->tx_n ? tx_build(h, 0, 0) : 0, done = 0;
+    while (done < ne) {
         h->stats.tx_batches++;
-        int n = sendmmsg(h->fd, h->tx_msg + done, h->tx_n - done, MSG_DONTWAIT);
+        int n = sendmmsg(h->fd, h->tx_msg + done, ne - done, MSG_DONTWAIT);
         if (n < 0) {
-            if (errno == EINTR)
+            int e = errno;
+            if (e == EINTR)
                 continue;
+            unsigned first = h->tx_first[done], cnt = h->tx_cnt[done];
+            if (cnt > 1) {
+                /* A refused run goes again one datagram per entry, so that
+                 * what fits still leaves and the drops below count each
+                 * datagram. EIO/EINVAL: the path cannot segment (no
+                 * checksum offload, UDP checksums off, segment above the
+                 * route's MTU): stop asking. */
+                if (e == EIO || e == EINVAL) {
+                    h->gso = false;
+                    h->stats.gso_fallbacks++;
+                }
+                ne = tx_build(h, first, first + cnt);
+                done = 0;
+                continue;
+            }
             /* The datagram at the head is refused: drop it and go on with
              * the rest (another destination may still be fine). */
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
+            if (e == EAGAIN || e == EWOULDBLOCK)
                 h->stats.tx_eagain++;
             h->stats.tx_errors++;
             done++;
             continue;
         }
-        for (int k = 0; k < n; k++) {
-            unsigned i = done + (unsigned)k;
-            uint32_t len = h->tx_msg[i].msg_len;
-            h->stats.tx_datagrams++;
-            h->stats.tx_bytes += len;
-            if (h->pcap && frame_ready(h) &&
-                ns_pkt_copy_out(h->tx_pkt[i], 0, h->frame + FRAME_HDR, ns_pkt_len(h->tx_pkt[i])))
-                capture(h, h->tx_src[i], h->port, ntohl(h->tx_sa[i].sin_addr.s_addr),
-                        ntohs(h->tx_sa[i].sin_port), ns_pkt_len(h->tx_pkt[i]), now);
+        for (unsigned e = done; e < done + (unsigned)n; e++) {
+            unsigned cnt = h->tx_cnt[e];
+            h->stats.tx_datagrams += cnt;
+            h->stats.tx_bytes += h->tx_msg[e].msg_len;
+            if (cnt > 1) {
+                h->stats.tx_gso_runs++;
+                h->stats.tx_gso_segs += cnt;
+            }
+            if (!h->pcap || !frame_ready(h))
+                continue;
+            /* One record per datagram, as the wire carries them. */
+            for (unsigned i = h->tx_first[e]; i < h->tx_first[e] + cnt; i++)
+                if (ns_pkt_copy_out(h->tx_pkt[i], 0, h->frame + FRAME_HDR, h->tx_len[i]))
+                    capture(h, h->tx_src[i], h->port, ntohl(h->tx_sa[i].sin_addr.s_addr),
+                            ntohs(h->tx_sa[i].sin_port), h->tx_len[i], now);
         }
         done += (unsigned)n;
     }

@@ -25,6 +25,21 @@
  * datagram's source port as is; the engine matches paths on the address
  * alone and moves a path's port to it once the packet passed the
  * verification tag check (sctp/types.h, sctp/sctp.c).
+ *
+ * Segmentation offload (Linux UDP_SEGMENT / UDP_GRO, on unless
+ * opts.no_offload): at flush, consecutive queued datagrams to the same
+ * address and port whose size equals the first one's form one run (a
+ * shorter one may end it), up to NS_UDP_HOST_GSO_SEGS datagrams and
+ * NS_UDP_HOST_MAX_DGRAM bytes, which goes to the kernel as one sendmmsg
+ * entry with the segment size; the kernel sends them as separate
+ * datagrams. If the kernel refuses a run with EIO or EINVAL (no checksum
+ * offload, no UDP checksums, segment above the route's MTU), the run goes
+ * again as plain datagrams and the socket stops using UDP_SEGMENT
+ * (gso_fallbacks); any other refusal (EAGAIN...) also resends the run
+ * plain, so that what fits leaves and each drop is counted as without
+ * offload, but keeps UDP_SEGMENT on. A received buffer
+ * the kernel coalesced (UDP_GRO cmsg) is split at its segment size, and
+ * each piece reaches ns_sctp_input as its own packet, in order.
  */
 #ifndef NS_TRANSPORT_UDP_HOST_H
 #define NS_TRANSPORT_UDP_HOST_H
@@ -42,24 +57,32 @@
 #define NS_UDP_HOST_BATCH 32
 /* Largest UDP payload over IPv4. */
 #define NS_UDP_HOST_MAX_DGRAM 65507u
+/* Datagrams per UDP_SEGMENT send (the kernel's limit on older kernels;
+ * the queue of NS_UDP_HOST_BATCH datagrams is the tighter bound today). */
+#define NS_UDP_HOST_GSO_SEGS 64
 /* The SCTP common header (RFC 9260 section 3.1). */
 #define NS_UDP_HOST_SCTP_HDR 12u
 
 #define NS_UDP_HOST_COUNTERS(X)                                                                    \
-    X(rx_datagrams) /* datagrams handed to ns_sctp_input */                                        \
-    X(rx_bytes)     /* their UDP payload bytes */                                                  \
-    X(rx_batches)   /* recvmmsg calls that returned datagrams */                                   \
-    X(rx_short)     /* dropped: shorter than an SCTP common header */                              \
-    X(rx_trunc)     /* dropped: longer than the receive buffer (MSG_TRUNC) */                      \
-    X(rx_nomem)     /* dropped: no packet buffer */                                                \
-    X(rx_errors)    /* recvmmsg failures other than EAGAIN */                                      \
-    X(tx_datagrams) /* datagrams the kernel accepted */                                            \
-    X(tx_bytes)     /* their UDP payload bytes */                                                  \
-    X(tx_batches)   /* sendmmsg calls */                                                           \
-    X(tx_bad_dst)   /* dropped: destination not IPv4 or port 0 */                                  \
-    X(tx_errors)    /* dropped: sendmmsg refused the datagram (EAGAIN included) */                 \
-    X(tx_eagain)    /* ... of which the socket buffer was full */                                  \
-    X(pcap_errors)  /* capture writes that failed */
+    X(rx_datagrams)   /* datagrams handed to ns_sctp_input */                                      \
+    X(rx_bytes)       /* their UDP payload bytes */                                                \
+    X(rx_batches)     /* recvmmsg calls that returned datagrams */                                 \
+    X(rx_short)       /* dropped: shorter than an SCTP common header */                            \
+    X(rx_trunc)       /* dropped: longer than the receive buffer (MSG_TRUNC) */                    \
+    X(rx_nomem)       /* dropped: no packet buffer */                                              \
+    X(rx_errors)      /* recvmmsg failures other than EAGAIN */                                    \
+    X(tx_datagrams)   /* datagrams the kernel accepted */                                          \
+    X(tx_bytes)       /* their UDP payload bytes */                                                \
+    X(tx_batches)     /* sendmmsg calls */                                                         \
+    X(tx_bad_dst)     /* dropped: destination not IPv4 or port 0 */                                \
+    X(tx_errors)      /* dropped: sendmmsg refused the datagram (EAGAIN included) */               \
+    X(tx_eagain)      /* ... of which the socket buffer was full */                                \
+    X(pcap_errors)    /* capture writes that failed */                                             \
+    X(tx_gso_runs)    /* runs the kernel took as one UDP_SEGMENT send */                           \
+    X(tx_gso_segs)    /* ... the datagrams in them */                                              \
+    X(rx_gro_buffers) /* received buffers holding several coalesced datagrams (UDP_GRO) */         \
+    X(rx_gro_segs)    /* ... the datagrams split out of them */                                    \
+    X(gso_fallbacks)  /* UDP_SEGMENT refused (EIO/EINVAL): run resent plain, GSO off */
 
 struct ns_udp_host_stats {
     NS_UDP_HOST_COUNTERS(NS_CTR_FIELD)
@@ -73,6 +96,7 @@ struct ns_udp_host_opts {
     uint16_t port;      /* 0 = NS_UDP_HOST_DEFAULT_PORT */
     bool ephemeral;     /* port 0 really means "kernel picks" (tests) */
     int sndbuf, rcvbuf; /* SO_SNDBUF / SO_RCVBUF bytes; 0 = the system's */
+    bool no_offload;    /* neither UDP_SEGMENT nor UDP_GRO (tests, A/B runs) */
 };
 
 /* Open and bind the socket. NULL with *err = -errno on failure. */
@@ -85,6 +109,10 @@ int ns_udp_host_fd(const struct ns_udp_host *h);
 /* The bound port and address (host order). */
 uint16_t ns_udp_host_port(const struct ns_udp_host *h);
 uint32_t ns_udp_host_addr(const struct ns_udp_host *h);
+/* Whether sends use UDP_SEGMENT now (off after a fallback) and whether the
+ * socket accepts UDP_GRO buffers. */
+bool ns_udp_host_gso(const struct ns_udp_host *h);
+bool ns_udp_host_gro(const struct ns_udp_host *h);
 
 /* Read up to max_batches batches (0 = 1) of datagrams and hand each to
  * ns_sctp_input. Returns the number of datagrams handed over, 0 when

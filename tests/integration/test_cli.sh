@@ -101,6 +101,8 @@ expect 2 "nstack: bad address '198.18.0.300/24'" \
     "$NSTACK" daemon --dev "tap:$TAP" --addr 198.18.0.300/24 --ctl "$CTL"
 expect 1 "nstack: unknown device 'bogus:x': use tap:NAME or afpacket:IFNAME" \
     "$NSTACK" daemon --dev bogus:x --addr "$MYIP/24" --ctl "$CTL"
+expect 1 "nstack: tap: unknown option 'bogus' (known: offload)" \
+    "$NSTACK" daemon --dev "tap:$TAP,bogus" --addr "$MYIP/24" --ctl "$CTL"
 [ ! -e "$CTL" ] || fail "a failed daemon left its socket behind"
 if command -v setpriv >/dev/null; then
     chmod 777 "$WORK"

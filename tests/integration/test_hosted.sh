@@ -100,6 +100,9 @@ ok "sctp send to the echo service"
 # perf, 30-byte messages, b -> a with the port in -H.
 out=$(b perf -H "127.0.0.1:$PA" -l 2 -m 30) || { echo "$out"; fail "perf -m 30"; }
 echo "$out"
+# No interface of its own: the header names the host's route source.
+echo "$out" | grep -q "^SCTP STREAM TEST from 127.0.0.1 () port 0 AF_INET to 127.0.0.1 () port 5001 AF_INET$" ||
+    fail "perf -m 30: header"
 line=$(echo "$out" | grep "messages received of") || fail "perf -m 30: no message line"
 rx=$(echo "$line" | sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\1/')
 tx=$(echo "$line" | sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\2/')

@@ -137,6 +137,46 @@ static void test_t3_retransmit(void **state)
     sp_pair_free(&p);
 }
 
+/* Three packets lost: T3 expiry resends only what fits in one packet, the
+ * earliest chunk (6.3.3 E3); the others follow on its SACK. */
+static void test_t3_one_packet(void **state)
+{
+    (void)state;
+    struct ns_sctp_params pa;
+    ns_sctp_params_default(&pa);
+    pa.nodelay = 1;
+    struct sp_pair p;
+    assert_true(sp_pair_setup(&p, 53, &pa, NULL, 1, 1, DELAY));
+    p.a->capture = true;
+    uint64_t t0 = p.net->now;
+    static uint8_t big[1000];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ns_sctp_send(p.aa, 0, 0, 0, big, sizeof(big), 0, t0), 0);
+    assert_int_equal(p.a->n_out, 3);
+    uint32_t len;
+    uint32_t tsn = sp_rd32(sp_out_bytes(p.a, 0, &len) + 16);
+    sp_out_clear(p.a);
+    sp_run_until(p.net, t0 + NS_SEC);
+    assert_int_equal(p.a->n_out, 1);
+    const uint8_t *k = sp_out_bytes(p.a, 0, &len);
+    assert_int_equal(sp_chunk_count(k, len), 1);
+    assert_int_equal(k[12], NS_SCTP_CT_DATA);
+    assert_int_equal(sp_rd32(k + 16), tsn);
+    struct ns_sctp_assoc_info ia;
+    ns_sctp_assoc_info(p.aa, &ia);
+    assert_int_equal(ia.stats.t3_timeouts, 1);
+    assert_int_equal(ia.stats.retransmissions, 1);
+    p.a->capture = false;
+    sp_out_forward(p.a, 0);
+    sp_run_for(p.net, NS_SEC);
+    assert_int_equal(sp_drain(p.net, p.ab), 3);
+    ns_sctp_assoc_info(p.aa, &ia);
+    assert_int_equal(ia.outstanding_chunks, 0);
+    assert_int_equal(ia.stats.retransmissions, 3);
+    assert_int_equal(ia.stats.t3_timeouts, 1);
+    sp_pair_free(&p);
+}
+
 static int dropped_first;
 static bool drop_first_data(void *ctx, struct sp_net *net, const uint8_t *pkt, uint32_t len,
                             const struct ns_sctp_addr *src, const struct ns_sctp_addr *dst)
@@ -753,6 +793,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_delayed_sack),
         cmocka_unit_test(test_t3_retransmit),
+        cmocka_unit_test(test_t3_one_packet),
         cmocka_unit_test(test_fast_retransmit),
         cmocka_unit_test(test_max_burst),
         cmocka_unit_test(test_nagle),

@@ -323,6 +323,10 @@ static void test_socket_resolution(void **st)
     assert_string_equal(out, "/run/nstack/veth1.sock");
     assert_int_equal(ns_ctl_default_path("/run/nstack", "tap:", out, sizeof(out)), -1);
     assert_int_equal(ns_ctl_default_path("/run/nstack", "tap:a/b", out, sizeof(out)), -1);
+    /* Device options are not part of the name. */
+    assert_int_equal(ns_ctl_default_path("/run/nstack", "tap:tap0,offload", out, sizeof(out)), 0);
+    assert_string_equal(out, "/run/nstack/tap0.sock");
+    assert_int_equal(ns_ctl_default_path("/run/nstack", "tap:,offload", out, sizeof(out)), -1);
 }
 
 /* ------------------------------------------------------------------ */

@@ -419,6 +419,44 @@ static void test_output_fragments(void **state)
     assert_int_equal(e->s->ip_stats.frag_fails, 0);
 }
 
+/* A UDP datagram whose checksum was left for the device (offload) and that
+ * must be fragmented: IPv4 finishes the checksum before cutting it, so the
+ * reassembled datagram verifies and no fragment carries the mark. */
+static void test_output_fragments_partial_csum(void **state)
+{
+    struct env *e = *state;
+    enum { ULEN = 3000 };
+    struct ns_pkt *p = ns_pkt_alloc(NS_PKT_HEADROOM, ULEN);
+    assert_non_null(p);
+    uint8_t *u = ns_pkt_put(p, ULEN);
+    for (int i = 0; i < ULEN; i++)
+        u[i] = (uint8_t)(i * 7);
+    wr16(u, 5000);
+    wr16(u + 2, 9899);
+    wr16(u + 4, ULEN);
+    wr16(u + 6, ns_csum_fold(ns_csum_pseudo(US, PEER, NS_IPPROTO_UDP, ULEN)));
+    p->flags |= NS_PKT_F_CSUM_PARTIAL;
+    struct ns_ip_out o = {.src = US, .dst = PEER, .proto = NS_IPPROTO_UDP, .df = false};
+    assert_int_equal(ns_ip_output(e->s, p, &o, 0), 0);
+    uint8_t whole[ULEN];
+    int n = 0;
+    struct ns_pkt *f;
+    while ((f = tx(e))) {
+        assert_int_equal(f->flags & NS_PKT_F_CSUM_PARTIAL, 0);
+        struct ns_ip_hdr h;
+        assert_int_equal(ns_ip_parse(f->data + 14, f->len - 14, &h), NS_IP_OK);
+        uint32_t off = (h.frag & NS_IP_OFFMASK) * 8u;
+        assert_true(off + h.tot_len - 20u <= sizeof(whole));
+        memcpy(whole + off, f->data + 14 + 20, h.tot_len - 20u);
+        ns_pkt_free(f);
+        n++;
+    }
+    assert_int_equal(n, 3);
+    assert_int_equal(
+        ns_csum_fold(ns_csum_add(ns_csum_pseudo(US, PEER, NS_IPPROTO_UDP, ULEN), whole, ULEN)),
+        0xffff);
+}
+
 static void test_output_df(void **state)
 {
     struct env *e = *state;
@@ -563,6 +601,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_for_us, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_protocol, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_fragments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_fragments_partial_csum, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_df, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_broadcast, setup, teardown),
         cmocka_unit_test_setup_teardown(test_local_error, setup, teardown),

@@ -118,6 +118,43 @@ static void test_gap_blocks(void **state)
     ns_sctp_tsnmap_free(&m);
 }
 
+/* A restart (5.2.4) starts the map over at the new initial TSN without
+ * allocating: the old TSNs and gaps are gone, the counters stay. */
+static void test_reset(void **state)
+{
+    (void)state;
+    struct ns_sctp_params p = params();
+    struct ns_sctp_tsnmap m;
+    assert_int_equal(ns_sctp_tsnmap_init(&m, 1, 0, &p), 0);
+    assert_int_equal(rx(&m, 1), NS_SCTP_TSN_NEW);
+    assert_int_equal(rx(&m, 3), NS_SCTP_TSN_NEW);
+    assert_int_equal(rx(&m, 1), NS_SCTP_TSN_DUP);
+    uint8_t why;
+    assert_true(ns_sctp_tsnmap_packet_done(&m, 0, &why));
+    uint64_t dups = m.stats.rx_dup;
+    assert_true(dups >= 1);
+    const uint64_t *bits = m.bits;
+    ns_sctp_tsnmap_reset(&m, 5000, &p);
+    assert_ptr_equal(m.bits, bits);
+    assert_int_equal(m.stats.rx_dup, dups);
+    assert_int_equal(m.held, 0);
+    assert_false(ns_sctp_tsnmap_has_gaps(&m));
+    assert_int_equal(ns_sctp_tsnmap_sack_deadline(&m), NS_TIME_NEVER);
+    ns_sctp_tsnmap_build_sack(&m, &sack, 100, 16);
+    assert_int_equal(sack.cum_tsn, 4999);
+    assert_int_equal(sack.n_gaps, 0);
+    assert_int_equal(sack.n_dups, 0);
+    /* The TSN on the bit TSN 3 had (span 64 Ki) is not marked from before. */
+    assert_int_equal(m.span, 65536);
+    assert_false(ns_sctp_tsnmap_is_received(&m, 65536 + 3));
+    assert_int_equal(rx(&m, 5000), NS_SCTP_TSN_NEW);
+    ns_sctp_tsnmap_packet_done(&m, 0, &why);
+    ns_sctp_tsnmap_build_sack(&m, &sack, 100, 16);
+    assert_int_equal(sack.cum_tsn, 5000);
+    assert_int_equal(sack.n_gaps, 0);
+    ns_sctp_tsnmap_free(&m);
+}
+
 static void test_dups(void **state)
 {
     (void)state;
@@ -340,11 +377,9 @@ static void test_sack_timing(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_in_order),
-        cmocka_unit_test(test_gap_blocks),
-        cmocka_unit_test(test_dups),
-        cmocka_unit_test(test_window_limits),
-        cmocka_unit_test(test_random_against_model),
+        cmocka_unit_test(test_in_order),      cmocka_unit_test(test_gap_blocks),
+        cmocka_unit_test(test_dups),          cmocka_unit_test(test_reset),
+        cmocka_unit_test(test_window_limits), cmocka_unit_test(test_random_against_model),
         cmocka_unit_test(test_sack_timing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* The hosted UDP encapsulation transport (RFC 6951) on 127.0.0.1: short
  * datagrams, batching, addresses handed to the engine, a whole association
- * between two engines through two sockets, and the capture. Time is
+ * between two engines through two sockets, the capture, and segmentation
+ * offload (UDP_SEGMENT runs, UDP_GRO buffers split, the fallback). Time is
  * virtual; only the datagrams cross the host's loopback. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,11 +60,11 @@ static void ev_tramp(void *ctx, const struct ns_sctp_event *ev, uint64_t now)
             ev_cb(g_sides[i], ev, now);
 }
 
-static void side_init(struct side *s, uint64_t seed)
+static void side_init_opts(struct side *s, uint64_t seed, bool no_offload)
 {
     memset(s, 0, sizeof(*s));
     int err = 0;
-    struct ns_udp_host_opts o = {.addr = LO, .ephemeral = true};
+    struct ns_udp_host_opts o = {.addr = LO, .ephemeral = true, .no_offload = no_offload};
     s->h = ns_udp_host_open_opts(&o, &err);
     assert_non_null(s->h);
     assert_int_not_equal(ns_udp_host_port(s->h), 0);
@@ -76,6 +78,11 @@ static void side_init(struct side *s, uint64_t seed)
     };
     assert_int_equal(ns_sctp_init(&s->sctp, &cfg, 0), 0);
     ns_sctp_rmsgq_init(&s->rq);
+}
+
+static void side_init(struct side *s, uint64_t seed)
+{
+    side_init_opts(s, seed, false);
 }
 
 static void side_free(struct side *s)
@@ -420,6 +427,455 @@ static void test_port_change_followed(void **state)
     g_sides[0] = g_sides[1] = NULL;
 }
 
+/* ---- Segmentation offload (UDP_SEGMENT / UDP_GRO) ------------------- */
+
+#define MAXP 64
+
+/* A valid SCTP packet of len bytes (a multiple of 4, >= 16): 5002 -> 5001,
+ * tag `tag`, one ABORT chunk whose cause carries a pattern of `tag`. Out of
+ * the blue, so the engine counts it and discards it silently (RFC 9260
+ * 8.4 rule 2); a byte changed on the way shows as rx_bad_csum. */
+static void mk_abort(uint8_t *pkt, uint32_t len, uint32_t tag)
+{
+    memset(pkt, 0, len);
+    pkt[0] = 0x13, pkt[1] = 0x8a, pkt[2] = 0x13, pkt[3] = 0x89;
+    pkt[4] = (uint8_t)(tag >> 24);
+    pkt[5] = (uint8_t)(tag >> 16);
+    pkt[6] = (uint8_t)(tag >> 8);
+    pkt[7] = (uint8_t)tag;
+    uint8_t *c = pkt + 12;
+    c[0] = 6;
+    c[2] = (uint8_t)((len - 12) >> 8);
+    c[3] = (uint8_t)(len - 12);
+    if (len >= 20) {
+        c[5] = 12; /* User-Initiated Abort */
+        c[6] = (uint8_t)((len - 16) >> 8);
+        c[7] = (uint8_t)(len - 16);
+        for (uint32_t i = 20; i < len; i++)
+            pkt[i] = (uint8_t)(tag * 31 + i * 7);
+    }
+    uint32_t crc = ns_sctp_checksum(pkt, len);
+    memcpy(pkt + 8, &crc, 4);
+}
+
+/* What a pcap file must hold, record by record. */
+struct rec {
+    const uint8_t *d;
+    uint32_t len;
+};
+
+/* Exactly n records: Ethernet/IPv4/UDP frames with ports sport -> dport,
+ * IPv4 and UDP length fields matching the datagram, payload byte-exact. */
+static void pcap_check(const char *path, const struct rec *r, unsigned n, uint16_t sport,
+                       uint16_t dport)
+{
+    static uint8_t f[42 + 65536];
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fread(f, 1, 24, fp), 24);
+    for (unsigned k = 0; k < n; k++) {
+        uint8_t rh[16];
+        assert_int_equal(fread(rh, 1, 16, fp), 16);
+        uint32_t incl, orig;
+        memcpy(&incl, rh + 8, 4);
+        memcpy(&orig, rh + 12, 4);
+        assert_int_equal(incl, 42 + r[k].len);
+        assert_int_equal(orig, incl);
+        assert_int_equal(fread(f, 1, incl, fp), incl);
+        assert_int_equal((f[16] << 8) | f[17], 28 + r[k].len); /* IPv4 total length */
+        assert_int_equal((f[34] << 8) | f[35], sport);
+        assert_int_equal((f[36] << 8) | f[37], dport);
+        assert_int_equal((f[38] << 8) | f[39], 8 + r[k].len); /* UDP length */
+        assert_memory_equal(f + 42, r[k].d, r[k].len);
+    }
+    uint8_t x;
+    assert_int_equal(fread(&x, 1, 1, fp), 0);
+    fclose(fp);
+}
+
+static struct ns_pcap *pcap_tmp(char path[32])
+{
+    strcpy(path, "/tmp/test_udp_host_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct ns_pcap *pc = ns_pcap_open(path);
+    assert_non_null(pc);
+    return pc;
+}
+
+/* Receive until `want` datagrams reached b's engine. */
+static void recv_n(struct side *b, unsigned want)
+{
+    unsigned got = 0;
+    for (int i = 0; i < 100 && got < want; i++) {
+        wait_readable(ns_udp_host_fd(b->h));
+        got += ns_udp_host_recv(b->h, &b->sctp, 4, 0);
+    }
+    assert_int_equal(got, want);
+    assert_int_equal(ns_udp_host_recv(b->h, &b->sctp, 4, 0), 0);
+}
+
+/* b's engine got exactly n packets, every checksum good, all discarded
+ * silently as OOTB ABORTs. */
+static void engine_got(struct side *b, unsigned n)
+{
+    assert_int_equal(b->sctp.stats.rx_packets, n);
+    assert_int_equal(b->sctp.stats.rx_bad_csum, 0);
+    assert_int_equal(b->sctp.stats.rx_malformed, 0);
+    assert_int_equal(b->sctp.stats.tx_ootb_abort, 0);
+}
+
+/* 40 packets of 1200 bytes and one of 400 to one peer: with the batch of
+ * 32, the 33rd output flushes a run of 32, the last flush a run of 9 (8
+ * full, the short one last). The receiver's engine gets 41 packets in
+ * order, byte-exact (its capture, written where each is handed to
+ * ns_sctp_input). no_offload: the same datagrams, no runs. no_check:
+ * the sender's UDP checksums are off, which the kernel refuses with GSO. */
+static void run_equal(bool no_offload, bool no_check)
+{
+    static struct side a, b;
+    side_init_opts(&a, 11, no_offload);
+    side_init(&b, 12);
+    if (!no_offload && !ns_udp_host_gso(a.h)) {
+        side_free(&a);
+        side_free(&b);
+        skip();
+    }
+    assert_int_equal(ns_udp_host_gso(a.h), !no_offload);
+    assert_int_equal(ns_udp_host_gro(a.h), !no_offload);
+    if (no_check) {
+        /* UDP checksums off: the kernel refuses UDP_SEGMENT (EINVAL). */
+        int one = 1;
+        assert_int_equal(
+            setsockopt(ns_udp_host_fd(a.h), SOL_SOCKET, SO_NO_CHECK, &one, sizeof(one)), 0);
+    }
+    char path[32];
+    struct ns_pcap *pc = pcap_tmp(path);
+    ns_udp_host_set_pcap(b.h, pc);
+    static uint8_t pk[41][1200];
+    struct rec r[41];
+    struct ns_sctp_addr dst = {NS_SCTP_AF_INET4, ns_udp_host_port(b.h), LO};
+    for (unsigned i = 0; i < 41; i++) {
+        r[i] = (struct rec){pk[i], i < 40 ? 1200 : 400};
+        mk_abort(pk[i], r[i].len, i + 1);
+        ns_udp_host_output(a.h, ns_pkt_from(pk[i], r[i].len), NULL, &dst, 0);
+    }
+    ns_udp_host_flush(a.h, 0);
+    const struct ns_udp_host_stats *sa = ns_udp_host_stats(a.h);
+    assert_int_equal(sa->tx_datagrams, 41);
+    assert_int_equal(sa->tx_bytes, 40 * 1200 + 400);
+    assert_int_equal(sa->tx_errors, 0);
+    if (no_offload || no_check) {
+        assert_int_equal(sa->tx_gso_runs, 0);
+        assert_int_equal(sa->tx_gso_segs, 0);
+        /* Fallback: the refused run, again plain; then plain only. */
+        assert_int_equal(sa->tx_batches, no_check ? 3 : 2);
+        assert_int_equal(sa->gso_fallbacks, no_check ? 1 : 0);
+        assert_false(ns_udp_host_gso(a.h));
+    } else {
+        assert_int_equal(sa->tx_gso_runs, 2);
+        assert_int_equal(sa->tx_gso_segs, 41);
+        assert_int_equal(sa->tx_batches, 2);
+        assert_int_equal(sa->gso_fallbacks, 0);
+    }
+
+    recv_n(&b, 41);
+    engine_got(&b, 41);
+    const struct ns_udp_host_stats *sb = ns_udp_host_stats(b.h);
+    assert_int_equal(sb->rx_datagrams, 41);
+    assert_int_equal(sb->rx_bytes, 40 * 1200 + 400);
+    assert_int_equal(sb->rx_gro_segs, sb->rx_gro_buffers ? 41 : 0);
+    if (no_offload || no_check)
+        assert_int_equal(sb->rx_gro_buffers, 0);
+    print_message("  receiver: %llu GRO buffers, %llu datagrams from them\n",
+                  (unsigned long long)sb->rx_gro_buffers, (unsigned long long)sb->rx_gro_segs);
+    assert_int_equal(ns_pcap_close(pc), 0);
+    ns_udp_host_set_pcap(b.h, NULL);
+    pcap_check(path, r, 41, ns_udp_host_port(a.h), ns_udp_host_port(b.h));
+    unlink(path);
+    side_free(&a);
+    side_free(&b);
+}
+
+static void test_gso_equal_run(void **state)
+{
+    run_equal(false, false);
+}
+
+static void test_gso_off(void **state)
+{
+    run_equal(true, false);
+}
+
+/* The kernel refuses the run (checksums off): the run goes again as single
+ * datagrams, nothing lost, and the socket stops using UDP_SEGMENT. */
+static void test_gso_fallback(void **state)
+{
+    run_equal(false, true);
+}
+
+/* Mixed sizes to two peers, interleaved in blocks: runs form only from
+ * consecutive equal-size datagrams to one peer (a shorter one ends a run,
+ * a longer one starts the next entry); each peer gets its own datagrams in
+ * order, byte-exact. */
+static void test_gso_mixed(void **state)
+{
+    static struct side a, b, c;
+    side_init(&a, 21);
+    side_init(&b, 22);
+    side_init(&c, 23);
+    if (!ns_udp_host_gso(a.h)) {
+        side_free(&a);
+        side_free(&b);
+        side_free(&c);
+        skip();
+    }
+    /* to: 0 = b, 1 = c. Runs: b 1000x4, c 1000x3+500, b 900x3+100, c
+     * 1200x2; single entries: b 600, b 700, c 300, b 900, b 16. */
+    static const struct {
+        int to;
+        uint32_t len;
+    } seq[] = {
+        {0, 1000}, {0, 1000}, {0, 1000}, {0, 1000}, {1, 1000}, {1, 1000}, {1, 1000},
+        {1, 500},  {0, 600},  {0, 700},  {1, 300},  {0, 900},  {0, 900},  {0, 900},
+        {0, 100},  {0, 900},  {1, 1200}, {1, 1200}, {0, 16},
+    };
+    enum { N = sizeof(seq) / sizeof(seq[0]) };
+    char pb[32], pcp[32];
+    struct ns_pcap *pcb = pcap_tmp(pb), *pcc = pcap_tmp(pcp);
+    ns_udp_host_set_pcap(b.h, pcb);
+    ns_udp_host_set_pcap(c.h, pcc);
+    static uint8_t pk[N][1200];
+    struct rec rb[N], rc[N];
+    unsigned nb = 0, nc = 0;
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < N; i++) {
+        mk_abort(pk[i], seq[i].len, 100 + i);
+        struct side *to = seq[i].to ? &c : &b;
+        struct ns_sctp_addr dst = {NS_SCTP_AF_INET4, ns_udp_host_port(to->h), LO};
+        ns_udp_host_output(a.h, ns_pkt_from(pk[i], seq[i].len), NULL, &dst, 0);
+        if (seq[i].to)
+            rc[nc++] = (struct rec){pk[i], seq[i].len};
+        else
+            rb[nb++] = (struct rec){pk[i], seq[i].len};
+        bytes += seq[i].len;
+    }
+    assert_int_equal(ns_udp_host_pending(a.h), N);
+    ns_udp_host_flush(a.h, 0);
+    const struct ns_udp_host_stats *sa = ns_udp_host_stats(a.h);
+    assert_int_equal(sa->tx_datagrams, N);
+    assert_int_equal(sa->tx_bytes, bytes);
+    assert_int_equal(sa->tx_batches, 1);
+    assert_int_equal(sa->tx_gso_runs, 4);
+    assert_int_equal(sa->tx_gso_segs, 14);
+    assert_int_equal(sa->tx_errors, 0);
+
+    recv_n(&b, nb);
+    recv_n(&c, nc);
+    engine_got(&b, nb);
+    engine_got(&c, nc);
+    assert_int_equal(ns_pcap_close(pcb), 0);
+    assert_int_equal(ns_pcap_close(pcc), 0);
+    ns_udp_host_set_pcap(b.h, NULL);
+    ns_udp_host_set_pcap(c.h, NULL);
+    pcap_check(pb, rb, nb, ns_udp_host_port(a.h), ns_udp_host_port(b.h));
+    pcap_check(pcp, rc, nc, ns_udp_host_port(a.h), ns_udp_host_port(c.h));
+    unlink(pb);
+    unlink(pcp);
+    side_free(&a);
+    side_free(&b);
+    side_free(&c);
+}
+
+/* A plain host socket sends one UDP_SEGMENT buffer of 10 datagrams (9 of
+ * 1000 bytes, one of 600): 10 packets reach the engine, whether the kernel
+ * hands them over as one GRO buffer or one by one. */
+static void test_gro_rx(void **state)
+{
+    static struct side b;
+    side_init(&b, 31);
+    uint16_t rp;
+    int fd = raw_socket(&rp);
+    char path[32];
+    struct ns_pcap *pc = pcap_tmp(path);
+    ns_udp_host_set_pcap(b.h, pc);
+    static uint8_t buf[9 * 1000 + 600];
+    struct rec r[10];
+    for (unsigned i = 0; i < 10; i++) {
+        r[i] = (struct rec){buf + i * 1000, i < 9 ? 1000 : 600};
+        mk_abort(buf + i * 1000, r[i].len, 200 + i);
+    }
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons(ns_udp_host_port(b.h)),
+                             .sin_addr.s_addr = htonl(LO)};
+    struct iovec iov = {buf, sizeof(buf)};
+    union {
+        uint8_t b[CMSG_SPACE(sizeof(uint16_t))];
+        struct cmsghdr align;
+    } cm;
+    memset(&cm, 0, sizeof(cm));
+    struct msghdr mh = {.msg_name = &sa,
+                        .msg_namelen = sizeof(sa),
+                        .msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = cm.b,
+                        .msg_controllen = sizeof(cm.b)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    uint16_t gs = 1000;
+    memcpy(CMSG_DATA(c), &gs, sizeof(gs));
+    ssize_t n = sendmsg(fd, &mh, 0);
+    if (n < 0 && (errno == EINVAL || errno == EIO || errno == ENOPROTOOPT)) {
+        close(fd);
+        ns_pcap_close(pc);
+        unlink(path);
+        side_free(&b);
+        skip();
+    }
+    assert_int_equal(n, (ssize_t)sizeof(buf));
+
+    recv_n(&b, 10);
+    engine_got(&b, 10);
+    const struct ns_udp_host_stats *sb = ns_udp_host_stats(b.h);
+    assert_int_equal(sb->rx_datagrams, 10);
+    assert_int_equal(sb->rx_bytes, sizeof(buf));
+    print_message("  receiver: %llu GRO buffers, %llu datagrams from them, %llu recvmmsg\n",
+                  (unsigned long long)sb->rx_gro_buffers, (unsigned long long)sb->rx_gro_segs,
+                  (unsigned long long)sb->rx_batches);
+    if (sb->rx_gro_buffers) {
+        assert_int_equal(sb->rx_gro_buffers, 1);
+        assert_int_equal(sb->rx_gro_segs, 10);
+    } else {
+        assert_int_equal(sb->rx_gro_segs, 0);
+    }
+    assert_int_equal(ns_pcap_close(pc), 0);
+    ns_udp_host_set_pcap(b.h, NULL);
+    pcap_check(path, r, 10, rp, ns_udp_host_port(b.h));
+    unlink(path);
+    close(fd);
+    side_free(&b);
+}
+
+/* The sender's capture of its runs: one record per datagram, each with its
+ * own IPv4 and UDP length, in queue order. */
+static void test_gso_pcap(void **state)
+{
+    static struct side a;
+    side_init(&a, 41);
+    if (!ns_udp_host_gso(a.h)) {
+        side_free(&a);
+        skip();
+    }
+    uint16_t rp;
+    int fd = raw_socket(&rp);
+    char path[32];
+    struct ns_pcap *pc = pcap_tmp(path);
+    ns_udp_host_set_pcap(a.h, pc);
+    static uint8_t pk[41][1200];
+    struct rec r[41];
+    struct ns_sctp_addr dst = {NS_SCTP_AF_INET4, rp, LO};
+    for (unsigned i = 0; i < 41; i++) {
+        r[i] = (struct rec){pk[i], i < 40 ? 1200 : 400};
+        mk_abort(pk[i], r[i].len, 300 + i);
+        /* Some packets in pieces: a head and fragments, as the engine
+         * builds DATA packets. */
+        struct ns_pkt *p;
+        if (i % 3 == 0) {
+            /* 20-byte head, NS_PKT_MAX_FRAGS fragments for the rest. */
+            p = ns_pkt_from(pk[i], 20);
+            uint32_t off = 20, piece = (r[i].len - 20) / NS_PKT_MAX_FRAGS;
+            for (unsigned k = 0; k < NS_PKT_MAX_FRAGS; k++) {
+                uint32_t l = k + 1 < NS_PKT_MAX_FRAGS ? piece : r[i].len - off;
+                struct ns_buf *fb = ns_buf_alloc(l);
+                assert_non_null(fb);
+                memcpy(fb->data, pk[i] + off, l);
+                assert_true(ns_pkt_add_frag(p, fb, 0, l));
+                ns_buf_put(fb);
+                off += l;
+            }
+        } else {
+            p = ns_pkt_from(pk[i], r[i].len);
+        }
+        assert_int_equal(ns_pkt_len(p), r[i].len);
+        ns_udp_host_output(a.h, p, NULL, &dst, 0);
+    }
+    ns_udp_host_flush(a.h, 0);
+    const struct ns_udp_host_stats *sa = ns_udp_host_stats(a.h);
+    assert_int_equal(sa->tx_gso_runs, 2);
+    assert_int_equal(sa->tx_gso_segs, 41);
+    assert_int_equal(ns_pcap_records(pc), 41);
+    assert_int_equal(ns_pcap_close(pc), 0);
+    ns_udp_host_set_pcap(a.h, NULL);
+    pcap_check(path, r, 41, ns_udp_host_port(a.h), rp);
+    unlink(path);
+    /* And the wire: 41 datagrams of the right sizes and bytes. */
+    for (unsigned i = 0; i < 41; i++) {
+        static uint8_t d[2048];
+        wait_readable(fd);
+        ssize_t n = recv(fd, d, sizeof(d), 0);
+        assert_int_equal(n, r[i].len);
+        assert_memory_equal(d, r[i].d, r[i].len);
+    }
+    close(fd);
+    side_free(&a);
+}
+
+/* A bulk association whose sender segments and whose receiver does not
+ * take GRO buffers (as usrsctp's sockets): the kernel splits the runs
+ * before the receiving socket, and the message arrives whole. */
+static void test_gso_bulk_to_plain(void **state)
+{
+    static struct side a, b;
+    side_init(&a, 51);
+    side_init_opts(&b, 52, true);
+    g_sides[0] = &a;
+    g_sides[1] = &b;
+    int err = 0;
+    a.ep = ns_sctp_ep_new(&a.sctp, 5001, NULL, 0, &err);
+    b.ep = ns_sctp_ep_new(&b.sctp, 5002, NULL, 0, &err);
+    ns_sctp_ep_listen(b.ep, true);
+    uint64_t now = 0;
+    struct ns_sctp_addr peer = {NS_SCTP_AF_INET4, ns_udp_host_port(b.h), LO};
+    a.as = ns_sctp_connect(a.ep, &peer, 1, 5002, now, &err);
+    assert_non_null(a.as);
+    ns_udp_host_flush(a.h, now);
+    for (int i = 0; i < 200 && !(a.up && b.up); i++)
+        pump(&a, &b, &now, 1);
+    assert_int_equal(b.up, 1);
+    static uint8_t big[60000], out[60000];
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = (uint8_t)(i * 13 + (i >> 8));
+    assert_int_equal(ns_sctp_send(a.as, 0, 9, 0, big, sizeof(big), 0, now), 0);
+    ns_udp_host_flush(a.h, now);
+    for (int i = 0; i < 5000 && !b.rq.count; i++)
+        pump(&a, &b, &now, 1);
+    assert_int_equal(b.rq.count, 1);
+    assert_int_equal(b.rq.head->len, sizeof(big));
+    assert_int_equal(ns_sctp_rmsg_copy(b.rq.head, 0, out, sizeof(out)), sizeof(out));
+    assert_memory_equal(out, big, sizeof(big));
+    const struct ns_udp_host_stats *sa = ns_udp_host_stats(a.h);
+    const struct ns_udp_host_stats *sb = ns_udp_host_stats(b.h);
+    if (ns_udp_host_gso(a.h))
+        assert_true(sa->tx_gso_runs > 0);
+    assert_int_equal(sb->rx_gro_buffers, 0);
+    assert_int_equal(sa->tx_datagrams, sb->rx_datagrams);
+    assert_int_equal(b.sctp.stats.rx_bad_csum, 0);
+    print_message("  sender: %llu datagrams, %llu in %llu runs\n",
+                  (unsigned long long)sa->tx_datagrams, (unsigned long long)sa->tx_gso_segs,
+                  (unsigned long long)sa->tx_gso_runs);
+    for (struct ns_sctp_rmsg *m; (m = ns_sctp_rmsgq_pop(&b.rq));)
+        ns_sctp_msg_free(b.as, m, now);
+    ns_sctp_abort(a.as, NULL, 0, now);
+    ns_sctp_assoc_release(a.as, now);
+    ns_sctp_assoc_release(b.as, now);
+    side_free(&a);
+    side_free(&b);
+    g_sides[0] = g_sides[1] = NULL;
+}
+
 static void test_open_errors(void **state)
 {
     int err = 0;
@@ -440,7 +896,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_short_dropped), cmocka_unit_test(test_output_batches),
         cmocka_unit_test(test_association),   cmocka_unit_test(test_port_change_followed),
-        cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_open_errors),   cmocka_unit_test(test_gso_equal_run),
+        cmocka_unit_test(test_gso_off),       cmocka_unit_test(test_gso_fallback),
+        cmocka_unit_test(test_gso_mixed),     cmocka_unit_test(test_gro_rx),
+        cmocka_unit_test(test_gso_pcap),      cmocka_unit_test(test_gso_bulk_to_plain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
