@@ -140,16 +140,26 @@ static int tap_recv(struct ns_dev *d, struct ns_pkt **pkts, int max, uint64_t no
     return n;
 }
 
-/* Offload mode: each write is a plain frame or a run of datagrams as one
- * USO frame (vnet.c decides). */
-static int tap_send_vnet(struct ns_dev *d, struct ns_pkt **pkts, int n)
+/* One frame per write; in offload mode a frame may carry a run of datagrams
+ * as one USO frame, behind its virtio-net header (vnet.c decides). */
+static int tap_send(struct ns_dev *d, struct ns_pkt **pkts, int n, uint64_t now)
 {
+    struct tap_dev *t = (struct tap_dev *)d;
+    (void)now;
     int i = 0;
     while (i < n) {
         struct ns_vnet_tx_plan plan;
         struct iovec iov[NS_VNET_MAX_IOV + NS_PKT_MAX_FRAGS + 1];
-        ns_vnet_tx_plan(pkts + i, n - i, &plan);
-        int niov = ns_vnet_tx_iov(&plan, pkts + i, iov, (int)(sizeof(iov) / sizeof(iov[0])));
+        int niov;
+        size_t hdr = 0;
+        if (t->vnet) {
+            ns_vnet_tx_plan(pkts + i, n - i, &plan);
+            niov = ns_vnet_tx_iov(&plan, pkts + i, iov, (int)(sizeof(iov) / sizeof(iov[0])));
+            hdr = NS_VNET_HLEN;
+        } else {
+            plan.count = 1;
+            niov = ns_pkt_iov(pkts[i], iov, NS_PKT_MAX_FRAGS + 1);
+        }
         ssize_t r = niov < 0 ? (errno = EINVAL, -1) : writev(d->fd, iov, niov);
         if (r < 0) {
             int e = errno;
@@ -159,10 +169,12 @@ static int tap_send_vnet(struct ns_dev *d, struct ns_pkt **pkts, int n)
                 d->stats.tx_busy++;
                 break;
             }
+            /* EIO (interface down), EINVAL (malformed): these frames can
+             * never go; drop them rather than block the queue behind. */
             d->stats.tx_errors += (uint64_t)plan.count;
         } else {
             d->stats.tx_frames++;
-            d->stats.tx_bytes += (uint64_t)r - NS_VNET_HLEN;
+            d->stats.tx_bytes += (uint64_t)r - hdr;
             if (plan.count > 1) {
                 d->stats.tx_gso_frames++;
                 d->stats.tx_gso_segs += (uint64_t)plan.count;
@@ -171,37 +183,6 @@ static int tap_send_vnet(struct ns_dev *d, struct ns_pkt **pkts, int n)
         for (int k = 0; k < plan.count; k++)
             ns_pkt_free(pkts[i + k]);
         i += plan.count;
-    }
-    return i;
-}
-
-static int tap_send(struct ns_dev *d, struct ns_pkt **pkts, int n, uint64_t now)
-{
-    (void)now;
-    if (((struct tap_dev *)d)->vnet)
-        return tap_send_vnet(d, pkts, n);
-    int i = 0;
-    while (i < n) {
-        struct iovec iov[NS_PKT_MAX_FRAGS + 1];
-        int niov = ns_pkt_iov(pkts[i], iov, NS_PKT_MAX_FRAGS + 1);
-        ssize_t r = writev(d->fd, iov, niov);
-        if (r < 0) {
-            int e = errno;
-            if (e == EINTR)
-                continue;
-            if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) {
-                d->stats.tx_busy++;
-                break;
-            }
-            /* EIO (interface down), EINVAL (malformed): this frame can never
-             * go; drop it rather than block the queue behind it. */
-            d->stats.tx_errors++;
-        } else {
-            d->stats.tx_frames++;
-            d->stats.tx_bytes += (uint64_t)r;
-        }
-        ns_pkt_free(pkts[i]);
-        i++;
     }
     return i;
 }

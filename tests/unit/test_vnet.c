@@ -16,6 +16,7 @@
 
 #include "core/pkt.h"
 #include "dev/vnet.h"
+#include "wire.h"
 
 #define SRC_IP   0xc6120001u /* 198.18.0.1 */
 #define DST_IP   0xc6120002u /* 198.18.0.2 */
@@ -42,19 +43,6 @@ static void p32(uint8_t *p, uint32_t v)
     p16(p + 2, (uint16_t)v);
 }
 
-/* Reference one's-complement sum, folded, not complemented. */
-static uint16_t ref_sum(const uint8_t *b, size_t n, uint64_t init)
-{
-    uint64_t s = init;
-    for (size_t i = 0; i + 1 < n; i += 2)
-        s += (uint64_t)(b[i] << 8 | b[i + 1]);
-    if (n & 1)
-        s += (uint64_t)b[n - 1] << 8;
-    while (s >> 16)
-        s = (s & 0xffff) + (s >> 16);
-    return (uint16_t)s;
-}
-
 static uint16_t ref_pseudo(const uint8_t *ip, uint16_t ulen)
 {
     uint8_t ph[12];
@@ -62,13 +50,13 @@ static uint16_t ref_pseudo(const uint8_t *ip, uint16_t ulen)
     ph[8] = 0;
     ph[9] = 17;
     p16(ph + 10, ulen);
-    return ref_sum(ph, sizeof(ph), 0);
+    return wire_ref_sum(ph, sizeof(ph), 0);
 }
 
 /* Does the UDP datagram at udp (ulen bytes) carry a checksum that verifies? */
 static int udp_verifies(const uint8_t *ip, const uint8_t *udp, uint16_t ulen)
 {
-    return ref_sum(udp, ulen, ref_pseudo(ip, ulen)) == 0xffff;
+    return wire_ref_sum(udp, ulen, ref_pseudo(ip, ulen)) == 0xffff;
 }
 
 static uint8_t pat(uint32_t i)
@@ -112,7 +100,7 @@ static uint32_t write_hdrs(uint8_t *f, const struct hdr_opt *o, uint32_t plen)
         ip[i] = 0x94; /* router alert, 4 bytes */
         ip[i + 1] = 4;
     }
-    p16(ip + 10, (uint16_t)~ref_sum(ip, o->ihl, 0));
+    p16(ip + 10, (uint16_t)~wire_ref_sum(ip, o->ihl, 0));
     uint8_t *udp = ip + o->ihl;
     p16(udp, SPORT);
     p16(udp + 2, o->dport);
@@ -200,7 +188,7 @@ static void check_partial(uint32_t plen, const uint8_t *payload, uint16_t want)
     uint32_t len = hl + plen;
     uint16_t ulen = (uint16_t)(8 + plen);
     /* The value a full software checksum gives, worked out independently. */
-    uint16_t expect = (uint16_t)~ref_sum(f + 34, ulen, ref_pseudo(f + 14, ulen));
+    uint16_t expect = (uint16_t)~wire_ref_sum(f + 34, ulen, ref_pseudo(f + 14, ulen));
     if (expect == 0)
         expect = 0xffff;
     if (want)
@@ -239,7 +227,7 @@ static void test_rx_plain_needs_csum(void **state)
     uint8_t f[64];
     write_hdrs(f, &defo, 2);
     f[42] = f[43] = 0;
-    uint16_t s = ref_sum(f + 34, 10, ref_pseudo(f + 14, 10));
+    uint16_t s = wire_ref_sum(f + 34, 10, ref_pseudo(f + 14, 10));
     uint8_t two[2];
     p16(two, (uint16_t)~s);
     check_partial(2, two, 0xffff);
@@ -308,7 +296,7 @@ static void check_split(struct ns_pkt **out, int n, const uint8_t *frame, const 
         assert_int_equal(g16(ip + 4), (uint16_t)(o->id + i));
         assert_memory_equal(ip + 6, frame + 14 + 6, 4);             /* flags, TTL, protocol */
         assert_memory_equal(ip + 12, frame + 14 + 12, o->ihl - 12); /* addresses, options */
-        assert_int_equal(ref_sum(ip, o->ihl, 0), 0xffff);
+        assert_int_equal(wire_ref_sum(ip, o->ihl, 0), 0xffff);
         assert_memory_equal(udp, frame + 14 + o->ihl, 4);
         assert_int_equal(g16(udp + 4), 8 + sl);
         assert_int_equal(g16(udp + 6), 0);
@@ -729,7 +717,7 @@ static void check_plan(struct ns_pkt **pkts, int n, int want)
     assert_int_equal(g16(ip + 2), 28 + total); /* the whole run */
     assert_memory_equal(ip + 4, f0 + 18, 6);   /* ID of the first, flags, TTL, protocol */
     assert_memory_equal(ip + 12, f0 + 26, 12); /* addresses, ports */
-    assert_int_equal(ref_sum(ip, 20, 0), 0xffff);
+    assert_int_equal(wire_ref_sum(ip, 20, 0), 0xffff);
     assert_int_equal(g16(udp + 4), 8 + total);
     /* Folded pseudo-header sum over the run's length, not complemented. */
     assert_int_equal(g16(udp + 6), ref_pseudo(ip, (uint16_t)(8 + total)));
