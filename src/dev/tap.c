@@ -45,6 +45,23 @@ static void vnet_stats(struct tap_dev *t)
     t->dev.stats.rx_csum_done = t->vst.csum_done;
 }
 
+/* One frame: its length, 0 when nothing waits, or -errno (counted). */
+static ssize_t tap_read(struct ns_dev *d, const struct iovec *iov, int niov)
+{
+    for (;;) {
+        ssize_t r = readv(d->fd, iov, niov);
+        if (r >= 0)
+            return r;
+        int e = errno;
+        if (e == EAGAIN || e == EWOULDBLOCK)
+            return 0;
+        if (e != EINTR) {
+            d->stats.rx_errors++;
+            return -e;
+        }
+    }
+}
+
 /* Offload mode: the frame lands in scratch whole (a USO frame is up to
  * 64 KiB) and vnet.c copies it into packets, one per datagram. */
 static int tap_recv_vnet(struct tap_dev *t, struct ns_pkt **pkts, int max, uint64_t now)
@@ -55,16 +72,9 @@ static int tap_recv_vnet(struct tap_dev *t, struct ns_pkt **pkts, int max, uint6
     while (n < max && (n == 0 || max - n >= NS_VNET_MAX_SEGS)) {
         struct ns_vnet_hdr h;
         struct iovec iov[2] = {{&h, NS_VNET_HLEN}, {t->scratch, TAP_SCRATCH}};
-        ssize_t r = readv(d->fd, iov, 2);
-        if (r < 0) {
-            int e = errno;
-            if (e == EINTR)
-                continue;
-            if (e == EAGAIN || e == EWOULDBLOCK)
-                break;
-            d->stats.rx_errors++;
-            return n ? n : -e;
-        }
+        ssize_t r = tap_read(d, iov, 2);
+        if (r < 0)
+            return n ? n : (int)r;
         if (r == 0)
             break;
         if (r < NS_VNET_HLEN) {
@@ -107,19 +117,11 @@ static int tap_recv(struct ns_dev *d, struct ns_pkt **pkts, int max, uint64_t no
         /* Without memory the frame is still read (into scratch) and
          * dropped, or the fd would stay readable and spin the caller. */
         iov[niov++] = (struct iovec){t->scratch, TAP_SCRATCH};
-        ssize_t r = readv(d->fd, iov, niov);
-        if (r < 0) {
-            int e = errno;
+        ssize_t r = tap_read(d, iov, niov);
+        if (r <= 0) {
             ns_pkt_free(p);
-            if (e == EINTR)
-                continue;
-            if (e == EAGAIN || e == EWOULDBLOCK)
-                break;
-            d->stats.rx_errors++;
-            return n ? n : -e;
-        }
-        if (r == 0) {
-            ns_pkt_free(p);
+            if (r < 0)
+                return n ? n : (int)r;
             break;
         }
         if (!p) {
