@@ -14,6 +14,12 @@
 # good.
 . "$(dirname "$0")/lib.sh"
 need_root
+# USO on TAPs came with Linux 6.2; older kernels refuse tap:NAME,offload.
+IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
+if [ "$kmaj" -lt 6 ] || { [ "$kmaj" -eq 6 ] && [ "${kmin%%[!0-9]*}" -lt 2 ]; }; then
+    echo "SKIP: Linux $(uname -r) has no UDP segmentation offload for TAP (6.2+)"
+    exit 77
+fi
 setup_bridge_ns of
 TC="tofc$$"
 TC=${TC:0:15}
