@@ -384,6 +384,46 @@ int ns_sctp_set_pmtu(struct ns_sctp_assoc *a, const struct ns_sctp_addr *peer, u
 /* Choose the primary path. 0, -ENOENT. */
 int ns_sctp_set_primary(struct ns_sctp_assoc *a, const struct ns_sctp_addr *peer);
 
+/* ---- ICMP (RFC 9260 Appendix C, RFC 6951 5.6) ------------------------ */
+
+/* What an ICMP error (or a host socket's IP_RECVERR report) tells about a
+ * packet we sent. The transport maps ICMP types to these: protocol
+ * unreachable (ICMP8), and for UDP encapsulation also a port unreachable
+ * about the peer's encapsulation port (RFC 6951 5.6); fragmentation
+ * needed (RFC 1191). Everything else is the transport's to ignore. */
+enum ns_sctp_icmp_kind {
+    NS_SCTP_ICMP_PROT_UNREACH,
+    NS_SCTP_ICMP_FRAG_NEEDED,
+};
+
+/* What ns_sctp_icmp_error did, for the caller's counters. */
+enum ns_sctp_icmp_verdict {
+    NS_SCTP_ICMP_NO_ASSOC,     /* no association on those ports with that peer */
+    NS_SCTP_ICMP_BAD_TAG,      /* one exists, but the quote is not ours (ICMP5/ICMP6) */
+    NS_SCTP_ICMP_WRONG_PORT,   /* verified, but the path does not use that encap port */
+    NS_SCTP_ICMP_ABORTED,      /* protocol unreachable: ended as by the peer's ABORT */
+    NS_SCTP_ICMP_PMTU_LOWERED, /* fragmentation needed: the path MTU went down */
+    NS_SCTP_ICMP_IGNORED,      /* verified, nothing to change (MTU not lower, too short) */
+};
+
+/* An ICMP error quoting an SCTP packet we sent to peer (peer.port: the
+ * UDP encapsulation port the datagram went to, 0 straight over IP).
+ * sctp/len: the quoted SCTP packet from its common header on (len >= 8;
+ * 20 to identify a quoted INIT, whose tag is 0). pmtu (FRAG_NEEDED): the
+ * SCTP bytes the next hop can carry, the transport's headers already
+ * taken off (0: unknown or not even that). The quoted tag must be the one
+ * we send to that peer, or a zero tag must quote the INIT of an
+ * association still in COOKIE-WAIT with its initiate tag (Appendix C,
+ * ICMP5/ICMP6), and the path to peer must use peer.port. Then protocol
+ * unreachable ends the association in any state as the peer's ABORT would
+ * (COMM_LOST or CANT_STR_ASSOC, reason NS_SCTP_R_PEER_ABORT), and
+ * fragmentation needed lowers the path MTU (never raises it), to at least
+ * NS_SCTP_MIN_PMTU. */
+enum ns_sctp_icmp_verdict ns_sctp_icmp_error(struct ns_sctp *s, const struct ns_sctp_addr *peer,
+                                             const uint8_t *sctp, uint32_t len,
+                                             enum ns_sctp_icmp_kind kind, uint32_t pmtu,
+                                             uint64_t now);
+
 struct ns_sctp_path_info {
     struct ns_sctp_addr addr;  /* the peer's */
     struct ns_sctp_addr local; /* ours as last seen on this path (addr 0 = any) */

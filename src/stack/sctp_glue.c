@@ -3,10 +3,10 @@
  * RFC 9260 section 3 (SCTP directly over IP, protocol 132), section 8.4
  * item 1 (packets to non-unicast addresses are discarded), section 7.3 and
  * RFC 8899/4821 context for path MTU (SCTP sizes its own packets, so IPv4
- * must not fragment them), Appendix C (ICMP handling: the quoted
- * verification tag must match before an ICMP error changes association
- * state; protocol unreachable ends the association as an ABORT would),
- * RFC 1191 (fragmentation-needed carries the next-hop MTU).
+ * must not fragment them), Appendix C (ICMP handling: the checks and the
+ * action are the engine's, sctp/icmp.c; here IPv4's PMTU cache learns a
+ * verified MTU and the outcome is counted), RFC 1191
+ * (fragmentation-needed carries the next-hop MTU).
  *
  * DF choice: every SCTP packet is sent with DF set. The engine fragments
  * user messages into chunks that fit its path MTU, and a router dropping
@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sctp/crc32c.h"
 #include "stack/stack.h"
 
 static struct ns_sctp_addr v4(uint32_t addr)
@@ -228,69 +227,6 @@ struct ns_sctp_assoc *ns_stack_sctp_find(struct ns_stack *s, uint16_t local_port
     return NULL;
 }
 
-/* The COOKIE-WAIT association whose INIT carried initiate tag itag
- * (RFC 9260 Appendix C, ICMP6 for a quoted INIT: its vtag is 0). */
-static struct ns_sctp_assoc *find_init(struct ns_stack *s, uint16_t local_port, uint32_t peer,
-                                       uint16_t peer_port, uint32_t itag)
-{
-    struct ns_sctp_addr pa = v4(peer);
-    struct ns_sctp_assoc_info info;
-    for (struct ns_sctp_assoc *a = ns_sctp_assoc_next(&s->sctp, NULL); a;
-         a = ns_sctp_assoc_next(&s->sctp, a)) {
-        if (ns_sctp_assoc_info(a, &info) < 0 || info.state != NS_SCTP_COOKIE_WAIT ||
-            info.local_port != local_port || info.peer_port != peer_port || info.local_vtag != itag)
-            continue;
-        for (unsigned i = 0; i < info.n_paths && i < NS_SCTP_MAX_PATHS; i++)
-            if (ns_sctp_addr_same(&info.paths[i].addr, &pa))
-                return a;
-    }
-    return NULL;
-}
-
-/* ICMP8: the peer host has no SCTP. Treat it as the peer's ABORT by
- * handing the engine one (T bit clear, our own tag), so the association
- * ends through the engine's own ABORT rules and events (COMM_LOST or
- * CANT_STR_ASSOC with NS_SCTP_R_PEER_ABORT) instead of retransmitting
- * into the void until Max.Init.Retransmits / Association.Max.Retrans. */
-static bool abort_from_icmp(struct ns_stack *s, struct ns_sctp_assoc *a, uint32_t ours,
-                            const struct ns_sctp_addr *peer, uint64_t now)
-{
-    struct ns_sctp_assoc_info info;
-    if (ns_sctp_assoc_info(a, &info) < 0)
-        return false;
-    struct ns_pkt *p = ns_pkt_alloc(NS_PKT_HEADROOM, 16);
-    if (!p)
-        return false;
-    uint8_t *b = ns_pkt_put(p, 16);
-    ns_ip_wr16(b, info.peer_port);
-    ns_ip_wr16(b + 2, info.local_port);
-    ns_ip_wr32(b + 4, info.local_vtag);
-    ns_ip_wr32(b + 8, 0);
-    b[12] = 6; /* ABORT (RFC 9260 3.3.7) */
-    b[13] = 0; /* T bit clear: the tag above is ours */
-    ns_ip_wr16(b + 14, 4);
-    if (!ns_sctp_checksum_fill(p)) {
-        ns_pkt_free(p);
-        return false;
-    }
-    /* From the path's own port: the ABORT must not look like a move. */
-    struct ns_sctp_addr da = v4(ours);
-    ns_sctp_input(&s->sctp, p, peer, &da, now);
-    return true;
-}
-
-/* The path of a to peer, if it uses encapsulation port `port` (0: raw
- * IP): an ICMP error about a datagram to another port is not about it. */
-static const struct ns_sctp_path_info *path_on_port(const struct ns_sctp_assoc_info *info,
-                                                    uint32_t peer, uint16_t port)
-{
-    struct ns_sctp_addr pa = v4(peer);
-    for (unsigned i = 0; i < info->n_paths && i < NS_SCTP_MAX_PATHS; i++)
-        if (ns_sctp_addr_same(&info->paths[i].addr, &pa) && info->paths[i].addr.port == port)
-            return &info->paths[i];
-    return NULL;
-}
-
 void ns_stack_sctp_icmp_error(struct ns_stack *s, uint32_t src, uint32_t dst, const uint8_t *l4,
                               uint32_t l4_len, uint8_t type, uint8_t code, uint32_t mtu,
                               uint64_t now)
@@ -311,25 +247,22 @@ void ns_stack_sctp_icmp_error_port(struct ns_stack *s, uint32_t src, uint32_t ds
         st->icmp_other++;
         return;
     }
-    uint16_t sport = ns_ip_rd16(l4), dport = ns_ip_rd16(l4 + 2);
-    uint32_t vtag = ns_ip_rd32(l4 + 4);
-    /* ICMP5/ICMP6: find the association, and the tag must be the one we put
-     * in packets to that peer; a zero tag must quote our INIT (chunk type
-     * 1 at offset 12) with its initiate tag, which needs 20 bytes. */
-    struct ns_sctp_assoc *a = NULL;
-    if (vtag)
-        a = ns_stack_sctp_find(s, sport, dst, dport, vtag);
-    else if (l4_len >= 20 && l4[12] == 1)
-        a = find_init(s, sport, dst, dport, ns_ip_rd32(l4 + 16));
-    if (!a) {
+    /* The checks of Appendix C (ICMP5/ICMP6: the quoted tag, or our INIT
+     * with its initiate tag) and the action are the engine's
+     * (sctp/icmp.c); what stays here is IPv4's own PMTU cache and the
+     * counters. */
+    uint32_t hdrs = NS_IP_HLEN + (encap_port ? NS_UDP_HLEN : 0);
+    struct ns_sctp_addr peer = {NS_SCTP_AF_INET4, encap_port, dst};
+    enum ns_sctp_icmp_verdict v = ns_sctp_icmp_error(
+        &s->sctp, &peer, l4, l4_len,
+        code == NS_ICMP_PROT_UNREACH ? NS_SCTP_ICMP_PROT_UNREACH : NS_SCTP_ICMP_FRAG_NEEDED,
+        mtu > hdrs ? mtu - hdrs : 0, now);
+    switch (v) {
+    case NS_SCTP_ICMP_NO_ASSOC:
+    case NS_SCTP_ICMP_BAD_TAG:
         st->icmp_no_assoc++;
         return;
-    }
-    struct ns_sctp_assoc_info info;
-    if (ns_sctp_assoc_info(a, &info) < 0)
-        return;
-    const struct ns_sctp_path_info *pi = path_on_port(&info, dst, encap_port);
-    if (!pi) {
+    case NS_SCTP_ICMP_WRONG_PORT:
         /* The tag matched but we never sent that way (raw IP vs UDP, or
          * an encapsulation port the path has since left). */
         if (encap_port)
@@ -337,26 +270,20 @@ void ns_stack_sctp_icmp_error_port(struct ns_stack *s, uint32_t src, uint32_t ds
         else
             st->icmp_no_assoc++;
         return;
-    }
-    if (code == NS_ICMP_PROT_UNREACH) {
-        if (abort_from_icmp(s, a, src, &pi->addr, now))
-            st->icmp_prot_unreach_aborts++;
+    case NS_SCTP_ICMP_ABORTED:
+        st->icmp_prot_unreach_aborts++;
         return;
+    case NS_SCTP_ICMP_PMTU_LOWERED:
+    case NS_SCTP_ICMP_IGNORED:
+        break;
     }
+    if (code != NS_ICMP_FRAG_NEEDED)
+        return;
     st->icmp_frag_needed++;
-    if (mtu <= NS_IP_HLEN)
-        return;
+    if (v == NS_SCTP_ICMP_PMTU_LOWERED)
+        st->icmp_pmtu_lowered++;
     /* Verified: now IPv4's path-MTU cache may learn it too (icmp.c left
      * it alone for SCTP), so the route MTU agrees with the path. */
-    ns_pmtu_update(s, dst, mtu, now);
-    uint32_t hdrs = NS_IP_HLEN + (encap_port ? NS_UDP_HLEN : 0);
-    if (mtu <= hdrs)
-        return;
-    uint32_t m = mtu - hdrs;
-    if (m < NS_SCTP_MIN_PMTU)
-        m = NS_SCTP_MIN_PMTU; /* packets above the route MTU then go without DF */
-    m &= ~3u;
-    /* ICMP only ever lowers a path MTU (RFC 1191 section 6). */
-    if (m < pi->pmtu && ns_sctp_set_pmtu(a, &pi->addr, m) == 0)
-        st->icmp_pmtu_lowered++;
+    if (mtu > NS_IP_HLEN)
+        ns_pmtu_update(s, dst, mtu, now);
 }

@@ -4,9 +4,12 @@
  * SCTP checksum stays (the engine fills it), the UDP source port is our
  * local encapsulation port and packets go to the peer's remote
  * encapsulation port, which the engine carries as ns_sctp_addr.port (learned
- * from the UDP source port of what arrives). Section 5.6 (ICMP) is not
- * handled: a host UDP socket does not see the quoted SCTP header without
- * IP_RECVERR parsing, and the engine recovers by retransmission.
+ * from the UDP source port of what arrives). Section 5.6 (ICMP): with
+ * IP_RECVERR the kernel gives us the errors about our datagrams with the
+ * quoted UDP payload, i.e. our SCTP packet; the engine verifies its tag
+ * (sctp/icmp.c, RFC 9260 Appendix C) before anything changes, so a port
+ * unreachable ends a handshake to a port where nobody listens at once
+ * instead of after Max.Init.Retransmits.
  *
  * Received datagrams are copied out of the batch buffers into packets of
  * their own size: the engine keeps references to received DATA until the
@@ -30,6 +33,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <linux/errqueue.h>
 
 #include "core/checksum.h"
 #include "dev/pcap.h"
@@ -55,6 +60,20 @@
 #define RUN_MAX_IOV 1024u
 /* Ethernet + IPv4 + UDP in front of a captured datagram. */
 #define FRAME_HDR 42u
+/* IPv4 + UDP headers: what an ICMP-reported MTU carries besides SCTP. */
+#define ENCAP_HLEN 28u
+/* ICMP type/codes (RFC 792) the kernel reports in sock_extended_err. */
+#define ICMP_UNREACH          3
+#define ICMP_UNREACH_PORT     3
+#define ICMP_UNREACH_NEEDFRAG 4
+/* Error-queue reports read per ns_udp_host_recv: the rest wait for the
+ * next call (the fd stays readable for poll: POLLERR). */
+#define ERRQ_MAX 64
+/* The extended error and the offender's address behind it; IP_PKTINFO
+ * comes along too (it is on for the socket). */
+#define ERR_CMSG                                                                                   \
+    (CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in)) +                   \
+     CMSG_SPACE(sizeof(struct in_pktinfo)))
 
 struct ns_udp_host {
     int fd;
@@ -127,7 +146,8 @@ struct ns_udp_host *ns_udp_host_open_opts(const struct ns_udp_host_opts *o, int 
         goto fail;
     }
     int one = 1;
-    if (setsockopt(h->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0) {
+    if (setsockopt(h->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0 ||
+        setsockopt(h->fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) < 0) {
         e = -errno;
         goto fail;
     }
@@ -324,12 +344,117 @@ static bool rx_one(struct ns_udp_host *h, struct ns_sctp *sctp, const uint8_t *d
     return true;
 }
 
+/* One error-queue report to the engine. d/len: the UDP payload of the
+ * datagram it is about, peer: where that datagram went. */
+static void rx_err_one(struct ns_udp_host *h, struct ns_sctp *sctp,
+                       const struct sock_extended_err *ee, const uint8_t *d, uint32_t len,
+                       const struct ns_sctp_addr *peer, uint64_t now)
+{
+    enum ns_sctp_icmp_kind kind;
+    uint32_t pmtu = 0;
+    if (ee->ee_origin == SO_EE_ORIGIN_ICMP && ee->ee_type == ICMP_UNREACH &&
+        ee->ee_code == ICMP_UNREACH_PORT) {
+        /* Nobody does SCTP over UDP on that port: as if the peer had no
+         * SCTP at all (RFC 6951 5.6). */
+        h->stats.icmp_port_unreach++;
+        kind = NS_SCTP_ICMP_PROT_UNREACH;
+    } else if ((ee->ee_origin == SO_EE_ORIGIN_ICMP && ee->ee_type == ICMP_UNREACH &&
+                ee->ee_code == ICMP_UNREACH_NEEDFRAG) ||
+               (ee->ee_origin == SO_EE_ORIGIN_LOCAL && ee->ee_errno == EMSGSIZE)) {
+        /* ee_info is the IPv4 MTU. A local report quotes nothing (Linux
+         * keeps only the address), so the engine cannot verify it and it
+         * ends up unverified; the kernel fragments such datagrams anyway. */
+        h->stats.icmp_frag_needed++;
+        kind = NS_SCTP_ICMP_FRAG_NEEDED;
+        pmtu = ee->ee_info > ENCAP_HLEN ? ee->ee_info - ENCAP_HLEN : 0;
+    } else {
+        h->stats.icmp_ignored++;
+        return;
+    }
+    switch (ns_sctp_icmp_error(sctp, peer, d, len, kind, pmtu, now)) {
+    case NS_SCTP_ICMP_NO_ASSOC:
+    case NS_SCTP_ICMP_BAD_TAG:
+    case NS_SCTP_ICMP_WRONG_PORT:
+        h->stats.icmp_unverified++;
+        break;
+    case NS_SCTP_ICMP_ABORTED:
+        h->stats.icmp_aborts++;
+        break;
+    case NS_SCTP_ICMP_PMTU_LOWERED:
+        h->stats.icmp_pmtu_lowered++;
+        break;
+    case NS_SCTP_ICMP_IGNORED:
+        break;
+    }
+}
+
+/* Drain the IP_RECVERR queue (reading it also clears the socket error a
+ * report left pending). Uses the first receive slot as its buffer. */
+static void rx_errqueue(struct ns_udp_host *h, struct ns_sctp *sctp, uint64_t now)
+{
+    for (unsigned i = 0; i < ERRQ_MAX; i++) {
+        struct sockaddr_in sa;
+        union {
+            uint8_t b[ERR_CMSG];
+            struct cmsghdr align;
+        } cb;
+        struct iovec iov = {h->rx_buf, RX_SLOT};
+        struct msghdr mh = {
+            .msg_name = &sa,
+            .msg_namelen = sizeof(sa),
+            .msg_iov = &iov,
+            .msg_iovlen = 1,
+            .msg_control = cb.b,
+            .msg_controllen = sizeof(cb.b),
+        };
+        memset(&sa, 0, sizeof(sa));
+        ssize_t n = recvmsg(h->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return; /* EAGAIN: empty */
+        }
+        h->stats.icmp_errors++;
+        const struct sock_extended_err *ee = NULL;
+        struct sock_extended_err eeb;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+            if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RECVERR &&
+                c->cmsg_len >= CMSG_LEN(sizeof(eeb))) {
+                memcpy(&eeb, CMSG_DATA(c), sizeof(eeb));
+                ee = &eeb;
+            }
+        }
+        if (!ee || sa.sin_family != AF_INET) {
+            h->stats.icmp_ignored++;
+            continue;
+        }
+        /* MSG_TRUNC: the quote was longer than the slot; its start (the
+         * common header and first chunk) is all the engine reads. */
+        uint32_t len = (uint32_t)n;
+        struct ns_sctp_addr peer = {.family = NS_SCTP_AF_INET4,
+                                    .port = ntohs(sa.sin_port),
+                                    .addr = ntohl(sa.sin_addr.s_addr)};
+        rx_err_one(h, sctp, ee, h->rx_buf, len, &peer, now);
+    }
+}
+
+/* A receive or send failing with this reports a pending ICMP error (the
+ * socket error IP_RECVERR sets) rather than a fault of the call. */
+static bool icmp_errno(int e)
+{
+    return e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH || e == EHOSTDOWN ||
+           e == ENONET || e == ENOPROTOOPT || e == EPROTO || e == EACCES || e == EMSGSIZE ||
+           e == EOPNOTSUPP;
+}
+
 unsigned ns_udp_host_recv(struct ns_udp_host *h, struct ns_sctp *sctp, unsigned max_batches,
                           uint64_t now)
 {
     unsigned total = 0;
+    bool drained_again = false;
     if (max_batches == 0)
         max_batches = 1;
+    rx_errqueue(h, sctp, now);
     for (unsigned b = 0; b < max_batches; b++) {
         for (unsigned i = 0; i < NS_UDP_HOST_BATCH; i++) {
             h->rx_msg[i].msg_hdr = (struct msghdr){
@@ -343,6 +468,12 @@ unsigned ns_udp_host_recv(struct ns_udp_host *h, struct ns_sctp *sctp, unsigned 
             h->rx_msg[i].msg_len = 0;
         }
         int n = recvmmsg(h->fd, h->rx_msg, NS_UDP_HOST_BATCH, MSG_DONTWAIT, NULL);
+        if (n < 0 && icmp_errno(errno) && !drained_again) {
+            /* A report arrived since the drain above: take it, read on. */
+            drained_again = true;
+            rx_errqueue(h, sctp, now);
+            n = recvmmsg(h->fd, h->rx_msg, NS_UDP_HOST_BATCH, MSG_DONTWAIT, NULL);
+        }
         if (n <= 0) {
             if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 h->stats.rx_errors++;
@@ -468,6 +599,7 @@ static unsigned tx_build(struct ns_udp_host *h, unsigned from, unsigned plain_un
 void ns_udp_host_flush(struct ns_udp_host *h, uint64_t now)
 {
     unsigned ne = h->tx_n ? tx_build(h, 0, 0) : 0, done = 0;
+    bool retried = false; /* the entry at done had its one retry */
     while (done < ne) {
         h->stats.tx_batches++;
         int n = sendmmsg(h->fd, h->tx_msg + done, ne - done, MSG_DONTWAIT);
@@ -475,6 +607,15 @@ void ns_udp_host_flush(struct ns_udp_host *h, uint64_t now)
             int e = errno;
             if (e == EINTR)
                 continue;
+            if (icmp_errno(e) && !retried) {
+                /* Likely the socket error an ICMP report left pending
+                 * (IP_RECVERR), which this call consumed: nothing wrong
+                 * with this datagram. A real refusal fails again. */
+                retried = true;
+                h->stats.tx_retries++;
+                continue;
+            }
+            retried = false;
             unsigned first = h->tx_first[done], cnt = h->tx_cnt[done];
             if (cnt > 1) {
                 /* A refused run goes again one datagram per entry, so that
@@ -515,6 +656,7 @@ void ns_udp_host_flush(struct ns_udp_host *h, uint64_t now)
                             ntohs(h->tx_sa[i].sin_port), h->tx_len[i], now);
         }
         done += (unsigned)n;
+        retried = false;
     }
     for (unsigned i = 0; i < h->tx_n; i++)
         ns_pkt_free(h->tx_pkt[i]);

@@ -40,6 +40,17 @@
  * offload, but keeps UDP_SEGMENT on. A received buffer
  * the kernel coalesced (UDP_GRO cmsg) is split at its segment size, and
  * each piece reaches ns_sctp_input as its own packet, in order.
+ *
+ * ICMP (RFC 6951 section 5.6, RFC 9260 Appendix C): the socket has
+ * IP_RECVERR, so the kernel queues ICMP errors about datagrams we sent
+ * with the UDP payload of the offending datagram (our SCTP packet, as far
+ * as the ICMP quoted it) and its destination. ns_udp_host_recv drains that
+ * queue first (one MSG_ERRQUEUE recvmsg when it is empty) and hands each
+ * port unreachable (as protocol unreachable) and fragmentation needed (the
+ * MTU less the IPv4 and UDP headers) to ns_sctp_icmp_error, which checks
+ * the quoted tag. Until drained, a pending report also fails one send or
+ * receive with its error (ECONNREFUSED...): such a send is tried once
+ * more (tx_retries), such a receive drains the queue and reads again.
  */
 #ifndef NS_TRANSPORT_UDP_HOST_H
 #define NS_TRANSPORT_UDP_HOST_H
@@ -64,25 +75,33 @@
 #define NS_UDP_HOST_SCTP_HDR 12u
 
 #define NS_UDP_HOST_COUNTERS(X)                                                                    \
-    X(rx_datagrams)   /* datagrams handed to ns_sctp_input */                                      \
-    X(rx_bytes)       /* their UDP payload bytes */                                                \
-    X(rx_batches)     /* recvmmsg calls that returned datagrams */                                 \
-    X(rx_short)       /* dropped: shorter than an SCTP common header */                            \
-    X(rx_trunc)       /* dropped: longer than the receive buffer (MSG_TRUNC) */                    \
-    X(rx_nomem)       /* dropped: no packet buffer */                                              \
-    X(rx_errors)      /* recvmmsg failures other than EAGAIN */                                    \
-    X(tx_datagrams)   /* datagrams the kernel accepted */                                          \
-    X(tx_bytes)       /* their UDP payload bytes */                                                \
-    X(tx_batches)     /* sendmmsg calls */                                                         \
-    X(tx_bad_dst)     /* dropped: destination not IPv4 or port 0 */                                \
-    X(tx_errors)      /* dropped: sendmmsg refused the datagram (EAGAIN included) */               \
-    X(tx_eagain)      /* ... of which the socket buffer was full */                                \
-    X(pcap_errors)    /* capture writes that failed */                                             \
-    X(tx_gso_runs)    /* runs the kernel took as one UDP_SEGMENT send */                           \
-    X(tx_gso_segs)    /* ... the datagrams in them */                                              \
-    X(rx_gro_buffers) /* received buffers holding several coalesced datagrams (UDP_GRO) */         \
-    X(rx_gro_segs)    /* ... the datagrams split out of them */                                    \
-    X(gso_fallbacks)  /* UDP_SEGMENT refused (EIO/EINVAL): run resent plain, GSO off */
+    X(rx_datagrams)      /* datagrams handed to ns_sctp_input */                                   \
+    X(rx_bytes)          /* their UDP payload bytes */                                             \
+    X(rx_batches)        /* recvmmsg calls that returned datagrams */                              \
+    X(rx_short)          /* dropped: shorter than an SCTP common header */                         \
+    X(rx_trunc)          /* dropped: longer than the receive buffer (MSG_TRUNC) */                 \
+    X(rx_nomem)          /* dropped: no packet buffer */                                           \
+    X(rx_errors)         /* recvmmsg failures other than EAGAIN */                                 \
+    X(tx_datagrams)      /* datagrams the kernel accepted */                                       \
+    X(tx_bytes)          /* their UDP payload bytes */                                             \
+    X(tx_batches)        /* sendmmsg calls */                                                      \
+    X(tx_bad_dst)        /* dropped: destination not IPv4 or port 0 */                             \
+    X(tx_errors)         /* dropped: sendmmsg refused the datagram (EAGAIN included) */            \
+    X(tx_eagain)         /* ... of which the socket buffer was full */                             \
+    X(pcap_errors)       /* capture writes that failed */                                          \
+    X(tx_gso_runs)       /* runs the kernel took as one UDP_SEGMENT send */                        \
+    X(tx_gso_segs)       /* ... the datagrams in them */                                           \
+    X(rx_gro_buffers)    /* received buffers holding several coalesced datagrams (UDP_GRO) */      \
+    X(rx_gro_segs)       /* ... the datagrams split out of them */                                 \
+    X(gso_fallbacks)     /* UDP_SEGMENT refused (EIO/EINVAL): run resent plain, GSO off */         \
+    X(tx_retries)        /* sends failed by a pending ICMP report (ECONNREFUSED...), resent */     \
+    X(icmp_errors)       /* reports read from the IP_RECVERR queue */                              \
+    X(icmp_port_unreach) /* ... port unreachable: protocol unreachable (RFC 6951 5.6) */           \
+    X(icmp_frag_needed)  /* ... fragmentation needed (ICMP or local EMSGSIZE) */                   \
+    X(icmp_ignored)      /* ... anything else: other ICMP types and codes, other origins */        \
+    X(icmp_unverified)   /* port unreach/frag needed for no association, tag or port of ours */    \
+    X(icmp_aborts)       /* associations ended by a verified port unreachable */                   \
+    X(icmp_pmtu_lowered) /* path MTUs lowered by a verified fragmentation needed */
 
 struct ns_udp_host_stats {
     NS_UDP_HOST_COUNTERS(NS_CTR_FIELD)

@@ -5,7 +5,9 @@
 # `nobody` (setpriv) to prove it. Checks: sctp send to the echo service
 # (peer port from sysctl sctp.encap_port), nstack perf with 30-byte and
 # 64 KiB messages (peer port from -H HOST:UDPPORT), sctp show during a
-# run (association and learned UDP port), udp_host counters in stats, the
+# run (association and learned UDP port), udp_host counters in stats, an
+# association to an unused UDP port failing at once on the ICMP port
+# unreachable (IP_RECVERR, RFC 6951 5.6), the
 # default control socket path of an unprivileged daemon, a clean exit
 # (ASan), and the capture through tshark (SCTP in UDP, CRC32c good).
 # Usage: test_hosted.sh [path/to/nstack]
@@ -147,6 +149,29 @@ for k in rx_bad_csum rx_malformed rx_ootb; do
     [ "$v" = 0 ] || fail "sctp $k = $v"
 done
 ok "udp_host counters"
+
+# A UDP port where nobody listens: the kernel's ICMP port unreachable
+# reaches the daemon through IP_RECVERR and ends the handshake at once
+# (RFC 6951 5.6) instead of after INIT retransmissions.
+PU=$((PB + 1))
+if command -v ss >/dev/null; then
+    while [ -n "$(ss -Hunl "sport = :$PU")" ]; do PU=$((PU + 1)); done
+fi
+t0=$(date +%s%N)
+out=$(b perf -H "127.0.0.1:$PU" -l 1 2>&1)
+rc=$?
+t1=$(date +%s%N)
+echo "$out"
+[ $rc -ne 0 ] || fail "perf to an unused UDP port succeeded"
+[ $(((t1 - t0) / 1000000)) -lt 2000 ] || fail "port unreachable took $(((t1 - t0) / 1000000)) ms"
+stats=$(b stats udp_host) || fail "stats udp_host"
+echo "$stats" | grep "icmp\|_errors\|retries"
+[ "$(val icmp_port_unreach)" -ge 1 ] || fail "udp_host icmp_port_unreach $(val icmp_port_unreach)"
+[ "$(val icmp_aborts)" -ge 1 ] || fail "udp_host icmp_aborts $(val icmp_aborts)"
+for k in rx_errors tx_errors; do
+    [ "$(val $k)" = 0 ] || fail "udp_host $k = $(val $k) after the port unreachable"
+done
+ok "perf to an unused UDP port: refused on the ICMP port unreachable in $(((t1 - t0) / 1000000)) ms"
 
 # Clean exits (ASan reports would make them fail).
 for p in "$A_PID" "$B_PID"; do

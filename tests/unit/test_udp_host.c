@@ -33,7 +33,8 @@ struct side {
     struct ns_sctp sctp;
     struct ns_sctp_ep *ep;
     struct ns_sctp_assoc *as;
-    int up, shutdown_done;
+    int up, shutdown_done, cant_start, comm_lost;
+    enum ns_sctp_reason last_reason;
     struct ns_sctp_rmsgq rq;
 };
 
@@ -45,6 +46,9 @@ static void ev_cb(void *ctx, const struct ns_sctp_event *ev, uint64_t now)
         s->as = ev->assoc;
     } else if (ev->type == NS_SCTP_EV_SHUTDOWN_COMPLETE) {
         s->shutdown_done++;
+    } else if (ev->type == NS_SCTP_EV_CANT_STR_ASSOC || ev->type == NS_SCTP_EV_COMM_LOST) {
+        *(ev->type == NS_SCTP_EV_COMM_LOST ? &s->comm_lost : &s->cant_start) += 1;
+        s->last_reason = ev->reason;
     } else if (ev->type == NS_SCTP_EV_DATA_READY) {
         ns_sctp_recv_take(ev->assoc, &s->rq);
     }
@@ -109,6 +113,26 @@ static void pump(struct side *a, struct side *b, uint64_t *now, unsigned turns)
             ns_udp_host_flush(sd[i]->h, *now);
         }
     }
+}
+
+/* a (port 5001) connects to b (5002, listening) through their sockets;
+ * returns once both saw COMM_UP (asserted), with *now moved on. */
+static void assoc_up(struct side *a, struct side *b, uint64_t *now)
+{
+    int err = 0;
+    a->ep = ns_sctp_ep_new(&a->sctp, 5001, NULL, 0, &err);
+    b->ep = ns_sctp_ep_new(&b->sctp, 5002, NULL, 0, &err);
+    assert_non_null(a->ep);
+    assert_non_null(b->ep);
+    ns_sctp_ep_listen(b->ep, true);
+    struct ns_sctp_addr peer = {NS_SCTP_AF_INET4, ns_udp_host_port(b->h), LO};
+    a->as = ns_sctp_connect(a->ep, &peer, 1, 5002, *now, &err);
+    assert_non_null(a->as);
+    ns_udp_host_flush(a->h, *now);
+    for (int i = 0; i < 200 && !(a->up && b->up); i++)
+        pump(a, b, now, 1);
+    assert_int_equal(a->up, 1);
+    assert_int_equal(b->up, 1);
 }
 
 static int raw_socket(uint16_t *port)
@@ -229,21 +253,8 @@ static void test_association(void **state)
     assert_non_null(pc);
     ns_udp_host_set_pcap(a.h, pc);
 
-    int err = 0;
-    a.ep = ns_sctp_ep_new(&a.sctp, 5001, NULL, 0, &err);
-    b.ep = ns_sctp_ep_new(&b.sctp, 5002, NULL, 0, &err);
-    assert_non_null(a.ep);
-    assert_non_null(b.ep);
-    ns_sctp_ep_listen(b.ep, true);
     uint64_t now = 0;
-    struct ns_sctp_addr peer = {NS_SCTP_AF_INET4, ns_udp_host_port(b.h), LO};
-    a.as = ns_sctp_connect(a.ep, &peer, 1, 5002, now, &err);
-    assert_non_null(a.as);
-    ns_udp_host_flush(a.h, now);
-    for (int i = 0; i < 200 && !(a.up && b.up); i++)
-        pump(&a, &b, &now, 1);
-    assert_int_equal(a.up, 1);
-    assert_int_equal(b.up, 1);
+    assoc_up(&a, &b, &now);
 
     struct ns_sctp_assoc_info info;
     assert_int_equal(ns_sctp_assoc_info(b.as, &info), 0);
@@ -351,18 +362,8 @@ static void test_port_change_followed(void **state)
     side_init(&b, 6);
     g_sides[0] = &a;
     g_sides[1] = &b;
-    int err = 0;
-    a.ep = ns_sctp_ep_new(&a.sctp, 5001, NULL, 0, &err);
-    b.ep = ns_sctp_ep_new(&b.sctp, 5002, NULL, 0, &err);
-    ns_sctp_ep_listen(b.ep, true);
     uint64_t now = 0;
-    struct ns_sctp_addr peer = {NS_SCTP_AF_INET4, ns_udp_host_port(b.h), LO};
-    a.as = ns_sctp_connect(a.ep, &peer, 1, 5002, now, &err);
-    assert_non_null(a.as);
-    ns_udp_host_flush(a.h, now);
-    for (int i = 0; i < 200 && !(a.up && b.up); i++)
-        pump(&a, &b, &now, 1);
-    assert_int_equal(a.up, 1);
+    assoc_up(&a, &b, &now);
     struct ns_sctp_assoc_info ia;
     assert_int_equal(ns_sctp_assoc_info(a.as, &ia), 0);
     assert_int_equal(ia.paths[0].addr.port, ns_udp_host_port(b.h));
@@ -833,18 +834,8 @@ static void test_gso_bulk_to_plain(void **state)
     side_init_opts(&b, 52, true);
     g_sides[0] = &a;
     g_sides[1] = &b;
-    int err = 0;
-    a.ep = ns_sctp_ep_new(&a.sctp, 5001, NULL, 0, &err);
-    b.ep = ns_sctp_ep_new(&b.sctp, 5002, NULL, 0, &err);
-    ns_sctp_ep_listen(b.ep, true);
     uint64_t now = 0;
-    struct ns_sctp_addr peer = {NS_SCTP_AF_INET4, ns_udp_host_port(b.h), LO};
-    a.as = ns_sctp_connect(a.ep, &peer, 1, 5002, now, &err);
-    assert_non_null(a.as);
-    ns_udp_host_flush(a.h, now);
-    for (int i = 0; i < 200 && !(a.up && b.up); i++)
-        pump(&a, &b, &now, 1);
-    assert_int_equal(b.up, 1);
+    assoc_up(&a, &b, &now);
     static uint8_t big[60000], out[60000];
     for (size_t i = 0; i < sizeof(big); i++)
         big[i] = (uint8_t)(i * 13 + (i >> 8));
@@ -891,15 +882,104 @@ static void test_open_errors(void **state)
     ns_udp_host_close(h, 0);
 }
 
+/* A UDP port of 127.0.0.1 nobody listens on (bound, then closed). */
+static uint16_t closed_port(void)
+{
+    uint16_t port;
+    close(raw_socket(&port));
+    return port;
+}
+
+/* RFC 6951 5.6 through IP_RECVERR: an INIT to a UDP port where nobody
+ * listens draws the kernel's port unreachable, which ends the handshake
+ * at once (not after eight INIT retransmissions, a minute later). Before
+ * it, a datagram with the association's ports but a tag that is not ours
+ * draws one too, which changes nothing. Afterwards the error queue is
+ * empty: poll no longer reports POLLERR. */
+static void test_icmp_port_unreachable(void **state)
+{
+    static struct side a;
+    side_init(&a, 41);
+    g_sides[0] = &a;
+    uint16_t dead = closed_port();
+    int err = 0;
+    a.ep = ns_sctp_ep_new(&a.sctp, 5001, NULL, 0, &err);
+    assert_non_null(a.ep);
+    struct ns_sctp_addr peer = {NS_SCTP_AF_INET4, dead, LO};
+    /* 5001 -> 5002, tag 0x1234: not the INIT's (tag 0), not a peer tag. */
+    uint8_t forged[16] = {0x13, 0x89, 0x13, 0x8a, 0, 0, 0x12, 0x34, 0, 0, 0, 0, 6, 0, 0, 4};
+    struct ns_pkt *fp = ns_pkt_from(forged, sizeof(forged));
+    assert_true(ns_sctp_checksum_fill(fp));
+    ns_udp_host_output(a.h, fp, NULL, &peer, 0);
+    uint64_t now = 1000;
+    a.as = ns_sctp_connect(a.ep, &peer, 1, 5002, now, &err);
+    assert_non_null(a.as);
+    ns_udp_host_flush(a.h, now);
+    const struct ns_udp_host_stats *st = ns_udp_host_stats(a.h);
+    assert_int_equal(st->tx_datagrams, 2);
+    assert_int_equal(st->tx_errors, 0);
+
+    /* Virtual time stays far below the 1 s T1-init while the kernel's two
+     * ICMP messages come back on the host's loopback. */
+    for (int i = 0; i < 100 && st->icmp_errors < 2; i++) {
+        struct pollfd pf = {ns_udp_host_fd(a.h), POLLIN, 0};
+        if (poll(&pf, 1, 10) > 0)
+            assert_true(pf.revents & POLLERR);
+        now += 100;
+        assert_int_equal(ns_udp_host_recv(a.h, &a.sctp, 1, now), 0);
+        ns_timers_run(&a.timers, now);
+        ns_udp_host_flush(a.h, now);
+    }
+    assert_int_equal(st->icmp_errors, 2);
+    assert_int_equal(st->icmp_port_unreach, 2);
+    assert_int_equal(st->icmp_unverified, 1);
+    assert_int_equal(st->icmp_aborts, 1);
+    assert_int_equal(st->icmp_frag_needed + st->icmp_ignored + st->icmp_pmtu_lowered, 0);
+    assert_int_equal(st->rx_errors, 0);
+    assert_true(now < 1000 + 100 * 100);
+    assert_int_equal(a.cant_start, 1);
+    assert_int_equal(a.comm_lost, 0);
+    assert_int_equal(a.last_reason, NS_SCTP_R_PEER_ABORT);
+    assert_int_equal(ns_sctp_assoc_state(a.as), NS_SCTP_CLOSED);
+    struct ns_sctp_assoc_info info;
+    assert_int_equal(ns_sctp_assoc_info(a.as, &info), 0);
+    assert_int_equal(info.stats.t1_timeouts, 0);
+    assert_int_equal(a.sctp.stats.aborts_rx, 1);
+    assert_int_equal(a.sctp.stats.cant_start, 1);
+    /* Only the INIT went out: nothing was retransmitted. */
+    assert_int_equal(st->tx_datagrams, 2);
+    struct pollfd pf = {ns_udp_host_fd(a.h), POLLIN, 0};
+    assert_int_equal(poll(&pf, 1, 0), 0);
+    /* The counters are named in `nstack stats udp_host`. */
+    struct ns_ctr_group g;
+    assert_int_equal(ns_udp_host_counters(a.h, &g, 1), 1);
+    bool named = false;
+    for (size_t i = 0; i < g.n; i++)
+        named |= strcmp(g.names[i], "icmp_port_unreach") == 0 && g.vals[i] == 2;
+    assert_true(named);
+
+    ns_sctp_assoc_release(a.as, now);
+    a.as = NULL;
+    side_free(&a);
+    g_sides[0] = NULL;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_short_dropped), cmocka_unit_test(test_output_batches),
-        cmocka_unit_test(test_association),   cmocka_unit_test(test_port_change_followed),
-        cmocka_unit_test(test_open_errors),   cmocka_unit_test(test_gso_equal_run),
-        cmocka_unit_test(test_gso_off),       cmocka_unit_test(test_gso_fallback),
-        cmocka_unit_test(test_gso_mixed),     cmocka_unit_test(test_gro_rx),
-        cmocka_unit_test(test_gso_pcap),      cmocka_unit_test(test_gso_bulk_to_plain),
+        cmocka_unit_test(test_short_dropped),
+        cmocka_unit_test(test_output_batches),
+        cmocka_unit_test(test_association),
+        cmocka_unit_test(test_port_change_followed),
+        cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_gso_equal_run),
+        cmocka_unit_test(test_gso_off),
+        cmocka_unit_test(test_gso_fallback),
+        cmocka_unit_test(test_gso_mixed),
+        cmocka_unit_test(test_gro_rx),
+        cmocka_unit_test(test_gso_pcap),
+        cmocka_unit_test(test_gso_bulk_to_plain),
+        cmocka_unit_test(test_icmp_port_unreachable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
