@@ -24,12 +24,16 @@
 struct ns_dev;
 
 /* Device-level counters: what happened below the stack (frames the kernel
- * gave us that did not fit, writes the kernel refused). */
+ * gave us that did not fit, writes the kernel refused). rx_/tx_frames count
+ * reads and writes (a USO frame is one); *_gso_segs and tx_errors count
+ * datagrams; tx_gso_refused counts runs the kernel refused as one frame
+ * (their datagrams then went one by one). */
 /* clang-format off */
 #define NS_DEV_COUNTERS(X)                                                                  \
     X(rx_frames) X(rx_bytes) X(rx_errors) X(rx_drop_oversize) X(rx_drop_nomem)              \
     X(tx_frames) X(tx_bytes) X(tx_errors) X(tx_busy)                                        \
-    X(rx_gso_frames) X(rx_gso_segs) X(rx_drop_gso) X(rx_csum_done) X(tx_gso_frames) X(tx_gso_segs)
+    X(rx_gso_frames) X(rx_gso_segs) X(rx_drop_gso) X(rx_csum_done) X(tx_gso_frames) X(tx_gso_segs)  \
+    X(tx_gso_refused)
 /* clang-format on */
 
 struct ns_dev_stats {

@@ -204,7 +204,7 @@ int64_t ns_pcap_wall_offset_us(uint64_t now)
 
 /* --- tracer --- */
 
-#define TRACE_BATCH 32
+#define TRACE_BATCH 128 /* a daemon's whole transmit batch: runs stay whole */
 
 struct tracer {
     struct ns_dev dev;

@@ -81,6 +81,12 @@ static int tap_recv_vnet(struct tap_dev *t, struct ns_pkt **pkts, int max, uint6
             d->stats.rx_errors++;
             continue;
         }
+        if ((size_t)r > NS_VNET_HLEN + TAP_SCRATCH) {
+            /* The kernel says how long the frame was, not how much of it
+             * fitted: a longer one was cut. */
+            d->stats.rx_drop_oversize++;
+            continue;
+        }
         uint32_t flen = (uint32_t)r - NS_VNET_HLEN;
         if (h.gso_type == NS_VNET_GSO_NONE && flen > d->mtu + NS_ETH_HLEN + TAP_VLAN_SLACK) {
             d->stats.rx_drop_oversize++;
@@ -148,14 +154,14 @@ static int tap_send(struct ns_dev *d, struct ns_pkt **pkts, int n, uint64_t now)
 {
     struct tap_dev *t = (struct tap_dev *)d;
     (void)now;
-    int i = 0;
+    int i = 0, solo = 0; /* packets of a refused run, now going one by one */
     while (i < n) {
         struct ns_vnet_tx_plan plan;
         struct iovec iov[NS_VNET_MAX_IOV + NS_PKT_MAX_FRAGS + 1];
         int niov;
         size_t hdr = 0;
         if (t->vnet) {
-            ns_vnet_tx_plan(pkts + i, n - i, &plan);
+            ns_vnet_tx_plan(pkts + i, solo ? 1 : n - i, &plan);
             niov = ns_vnet_tx_iov(&plan, pkts + i, iov, (int)(sizeof(iov) / sizeof(iov[0])));
             hdr = NS_VNET_HLEN;
         } else {
@@ -171,8 +177,15 @@ static int tap_send(struct ns_dev *d, struct ns_pkt **pkts, int n, uint64_t now)
                 d->stats.tx_busy++;
                 break;
             }
-            /* EIO (interface down), EINVAL (malformed): these frames can
-             * never go; drop them rather than block the queue behind. */
+            if (plan.count > 1) {
+                /* The kernel refused the run as one frame: its datagrams
+                 * still go, each on its own. */
+                d->stats.tx_gso_refused++;
+                solo = plan.count;
+                continue;
+            }
+            /* EIO (interface down), EINVAL (malformed): this frame can
+             * never go; drop it rather than block the queue behind it. */
             d->stats.tx_errors += (uint64_t)plan.count;
         } else {
             d->stats.tx_frames++;
@@ -185,6 +198,8 @@ static int tap_send(struct ns_dev *d, struct ns_pkt **pkts, int n, uint64_t now)
         for (int k = 0; k < plan.count; k++)
             ns_pkt_free(pkts[i + k]);
         i += plan.count;
+        if (solo)
+            solo--;
     }
     return i;
 }

@@ -278,8 +278,12 @@ int ns_ip_output(struct ns_stack *s, struct ns_pkt *pkt, const struct ns_ip_out 
         drop(pkt, &st->frag_fails);
         return -EMSGSIZE;
     }
-    if ((pkt->flags & NS_PKT_F_CSUM_PARTIAL) && o->proto == NS_IPPROTO_UDP && pkt->len >= 8) {
+    if ((pkt->flags & NS_PKT_F_CSUM_PARTIAL) && o->proto == NS_IPPROTO_UDP) {
         /* A device cannot finish the sum of a datagram cut in pieces. */
+        if (pkt->len < 8 && !ns_pkt_linearize(pkt, NS_PKT_HEADROOM)) {
+            drop(pkt, &st->out_discards);
+            return -ENOMEM;
+        }
         uint16_t c = (uint16_t)~ns_csum_fold(ns_csum_pkt(pkt, 0, plen, 0));
         ns_ip_wr16(pkt->data + 6, c ? c : 0xffff);
         pkt->flags &= (uint16_t)~NS_PKT_F_CSUM_PARTIAL;

@@ -354,6 +354,13 @@ static bool pre_established(const struct ns_sctp_assoc *a)
     return a->state == NS_SCTP_COOKIE_WAIT || a->state == NS_SCTP_COOKIE_ECHOED;
 }
 
+struct ns_sctp_event *assoc_peer_abort(struct ns_sctp_assoc *a, uint16_t code, uint64_t now)
+{
+    a->s->stats.aborts_rx++;
+    return assoc_close(a, pre_established(a) ? NS_SCTP_EV_CANT_STR_ASSOC : NS_SCTP_EV_COMM_LOST,
+                       NS_SCTP_R_PEER_ABORT, code, now);
+}
+
 void assoc_abort_protocol(struct ns_sctp_assoc *a, uint16_t code, const void *v, uint16_t vlen,
                           uint64_t now)
 {
@@ -425,10 +432,7 @@ static void rx_abort(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, uin
             }
         }
     }
-    a->s->stats.aborts_rx++;
-    struct ns_sctp_event *e =
-        assoc_close(a, pre_established(a) ? NS_SCTP_EV_CANT_STR_ASSOC : NS_SCTP_EV_COMM_LOST,
-                    NS_SCTP_R_PEER_ABORT, code, now);
+    struct ns_sctp_event *e = assoc_peer_abort(a, code, now);
     if (e && info) {
         e->info_len = info_len < NS_SCTP_EV_INFO_MAX ? info_len : NS_SCTP_EV_INFO_MAX;
         memcpy(e->info, info, e->info_len);

@@ -215,6 +215,9 @@ bool assoc_setup_rx(struct ns_sctp_assoc *a);
  * event ev (COMM_LOST, CANT_STR_ASSOC, SHUTDOWN_COMPLETE). */
 struct ns_sctp_event *assoc_close(struct ns_sctp_assoc *a, enum ns_sctp_event_type ev,
                                   enum ns_sctp_reason why, uint16_t cause, uint64_t now);
+/* The peer ended it (its ABORT, or an ICMP that counts as one): counted,
+ * then CANT_STR_ASSOC during setup, COMM_LOST after, with cause code. */
+struct ns_sctp_event *assoc_peer_abort(struct ns_sctp_assoc *a, uint16_t code, uint64_t now);
 /* Restart (5.2.4 A): drop what the old peer instance had sent us and will
  * never complete, keeping messages already delivered to the user. */
 void assoc_reset_rx(struct ns_sctp_assoc *a);

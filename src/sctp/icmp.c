@@ -68,12 +68,9 @@ enum ns_sctp_icmp_verdict ns_sctp_icmp_error(struct ns_sctp *s, const struct ns_
         return NS_SCTP_ICMP_WRONG_PORT;
 
     if (kind == NS_SCTP_ICMP_PROT_UNREACH) {
-        /* As rx_abort (assoc.c) for an ABORT without causes. */
+        /* As the peer's ABORT without causes would. */
         sctp_enter(s);
-        s->stats.aborts_rx++;
-        bool setup = a->state == NS_SCTP_COOKIE_WAIT || a->state == NS_SCTP_COOKIE_ECHOED;
-        assoc_close(a, setup ? NS_SCTP_EV_CANT_STR_ASSOC : NS_SCTP_EV_COMM_LOST,
-                    NS_SCTP_R_PEER_ABORT, 0, now);
+        assoc_peer_abort(a, 0, now);
         sctp_leave(s, now);
         return NS_SCTP_ICMP_ABORTED;
     }

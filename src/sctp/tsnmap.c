@@ -25,6 +25,17 @@ static inline void bit_clear(struct ns_sctp_tsnmap *m, uint32_t tsn)
     m->bits[i >> 6] &= ~(1ULL << (i & 63));
 }
 
+/* The state a fresh map starts in, past the bitmap (zeroed by the caller). */
+static void map_start(struct ns_sctp_tsnmap *m, uint32_t initial_tsn,
+                      const struct ns_sctp_params *p)
+{
+    m->cum_tsn = initial_tsn - 1;
+    m->max_tsn = m->cum_tsn;
+    m->sack_freq = p->sack_freq;
+    m->sack_timeout_us = (uint64_t)p->sack_timeout_ms * NS_MS;
+    m->sack_deadline = NS_TIME_NEVER;
+}
+
 int ns_sctp_tsnmap_init(struct ns_sctp_tsnmap *m, uint32_t initial_tsn, uint32_t span,
                         const struct ns_sctp_params *p)
 {
@@ -38,11 +49,7 @@ int ns_sctp_tsnmap_init(struct ns_sctp_tsnmap *m, uint32_t initial_tsn, uint32_t
     m->bits = ns_alloc_should_fail() ? NULL : calloc(s / 64, sizeof(uint64_t));
     if (!m->bits)
         return -ENOMEM;
-    m->cum_tsn = initial_tsn - 1;
-    m->max_tsn = m->cum_tsn;
-    m->sack_freq = p->sack_freq;
-    m->sack_timeout_us = (uint64_t)p->sack_timeout_ms * NS_MS;
-    m->sack_deadline = NS_TIME_NEVER;
+    map_start(m, initial_tsn, p);
     return 0;
 }
 
@@ -57,11 +64,7 @@ void ns_sctp_tsnmap_reset(struct ns_sctp_tsnmap *m, uint32_t initial_tsn,
     m->bits = bits;
     m->span = span;
     m->stats = st;
-    m->cum_tsn = initial_tsn - 1;
-    m->max_tsn = m->cum_tsn;
-    m->sack_freq = p->sack_freq;
-    m->sack_timeout_us = (uint64_t)p->sack_timeout_ms * NS_MS;
-    m->sack_deadline = NS_TIME_NEVER;
+    map_start(m, initial_tsn, p);
 }
 
 void ns_sctp_tsnmap_free(struct ns_sctp_tsnmap *m)

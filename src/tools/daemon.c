@@ -55,10 +55,11 @@
 #define MAX_SYSCTL  64
 #define MAX_SERVE   16
 #define MAX_CLIENTS 64
-/* Frames per read batch: the engine's events (application wake-ups) wait
- * for the end of a batch, and 256 cost 17% at 30-byte messages against 64.
- * A TAP with offload hands over up to 128 datagrams per frame (dev/vnet.h):
- * its batch is one such frame. */
+/* Packets per read batch: the engine's events (application wake-ups) wait
+ * for the end of a batch, and 256 cost 17% at 30-byte messages against 64
+ * on a plain TAP. A TAP with offload hands over up to 128 datagrams per
+ * frame (dev/vnet.h): its batches hold 256, room for two such frames (with
+ * room for one, 30-byte messages ran 40% slower; bench/README.md). */
 #define RX_BATCH         64
 #define RX_BATCH_MAX     256
 #define RX_ROUNDS        8          /* batches per readiness event, so clients are not starved */

@@ -620,13 +620,13 @@ void ns_udp_host_flush(struct ns_udp_host *h, uint64_t now)
             if (cnt > 1) {
                 /* A refused run goes again one datagram per entry, so that
                  * what fits still leaves and the drops below count each
-                 * datagram. EIO/EINVAL: the path cannot segment (no
-                 * checksum offload, UDP checksums off, segment above the
-                 * route's MTU): stop asking. */
-                if (e == EIO || e == EINVAL) {
-                    h->gso = false;
+                 * datagram. EIO: the socket's path cannot segment at all
+                 * (no checksum offload): stop asking. EINVAL may be this
+                 * run only (a segment above one route's MTU). */
+                if (e == EIO || e == EINVAL)
                     h->stats.gso_fallbacks++;
-                }
+                if (e == EIO)
+                    h->gso = false;
                 ne = tx_build(h, first, first + cnt);
                 done = 0;
                 continue;

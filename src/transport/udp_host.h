@@ -32,10 +32,11 @@
  * shorter one may end it), up to NS_UDP_HOST_GSO_SEGS datagrams and
  * NS_UDP_HOST_MAX_DGRAM bytes, which goes to the kernel as one sendmmsg
  * entry with the segment size; the kernel sends them as separate
- * datagrams. If the kernel refuses a run with EIO or EINVAL (no checksum
- * offload, no UDP checksums, segment above the route's MTU), the run goes
- * again as plain datagrams and the socket stops using UDP_SEGMENT
- * (gso_fallbacks); any other refusal (EAGAIN...) also resends the run
+ * datagrams. If the kernel refuses a run with EIO or EINVAL, the run goes
+ * again as plain datagrams (gso_fallbacks); on EIO (no checksum offload
+ * on the socket's path) the socket also stops using UDP_SEGMENT, while
+ * EINVAL (no UDP checksums, a segment above one route's MTU) may concern
+ * that run only; any other refusal (EAGAIN...) also resends the run
  * plain, so that what fits leaves and each drop is counted as without
  * offload, but keeps UDP_SEGMENT on. A received buffer
  * the kernel coalesced (UDP_GRO cmsg) is split at its segment size, and
@@ -93,7 +94,7 @@
     X(tx_gso_segs)       /* ... the datagrams in them */                                           \
     X(rx_gro_buffers)    /* received buffers holding several coalesced datagrams (UDP_GRO) */      \
     X(rx_gro_segs)       /* ... the datagrams split out of them */                                 \
-    X(gso_fallbacks)     /* UDP_SEGMENT refused (EIO/EINVAL): run resent plain, GSO off */         \
+    X(gso_fallbacks)     /* UDP_SEGMENT refused (EIO/EINVAL): run resent plain; EIO: GSO off */    \
     X(tx_retries)        /* sends failed by a pending ICMP report (ECONNREFUSED...), resent */     \
     X(icmp_errors)       /* reports read from the IP_RECVERR queue */                              \
     X(icmp_port_unreach) /* ... port unreachable: protocol unreachable (RFC 6951 5.6) */           \
