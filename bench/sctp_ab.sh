@@ -14,32 +14,8 @@ SECS=${SECS:-4}
 SIZES=${SIZES:-30 65536}
 [ "$(id -u)" -eq 0 ] || { echo "sctp_ab: needs root (namespaces, TAP)"; exit 77; }
 for b in "$A" "$B"; do [ -x "$b/nstack" ] || { echo "sctp_ab: no $b/nstack"; exit 1; }; done
-NS="nsab$$"; BR="bab$$"; TA="tabA$$"; TB="tabB$$"
-WORK=$(mktemp -d /tmp/nstack-sctpab.XXXXXX)
-PIDS=()
-stop_daemons() {
-    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-    PIDS=()
-    rm -f "$WORK"/*.sock
-}
-cleanup() {
-    stop_daemons
-    ip netns pids "$NS" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
-    ip netns del "$NS" 2>/dev/null
-    rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
-ip netns add "$NS"
-ip -n "$NS" link set lo up
-ip -n "$NS" link add "$BR" type bridge
-ip -n "$NS" link set "$BR" up
-for t in "$TA" "$TB"; do
-    ip netns exec "$NS" ip tuntap add dev "$t" mode tap
-    ip -n "$NS" link set "$t" master "$BR"
-    ip -n "$NS" link set "$t" up
-done
+. "$(dirname "$0")/bridge.sh"
+bench_bridge_setup ab
 
 run() { # BUILD SIZE DAEMON_ARGS...
     local build=$1 size=$2

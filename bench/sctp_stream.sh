@@ -33,31 +33,8 @@ if [ "$PIN" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
 fi
 [ "$(id -u)" -eq 0 ] || { echo "sctp_stream: needs root (namespaces, TAP)"; exit 77; }
 [ -x "$NSTACK" ] && [ -x "$RAW" ] || { echo "sctp_stream: build $NSTACK and $RAW first"; exit 1; }
-NS="nsss$$"; BR="bss$$"; TA="tssa$$"; TB="tssb$$"
-WORK=$(mktemp -d /tmp/nstack-sctpstream.XXXXXX)
-PIDS=()
-stop_daemons() {
-    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-    PIDS=()
-}
-cleanup() {
-    stop_daemons
-    ip netns pids "$NS" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
-    ip netns del "$NS" 2>/dev/null
-    rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
-ip netns add "$NS"
-ip -n "$NS" link set lo up
-ip -n "$NS" link add "$BR" type bridge
-ip -n "$NS" link set "$BR" up
-for t in "$TA" "$TB"; do
-    ip netns exec "$NS" ip tuntap add dev "$t" mode tap
-    ip -n "$NS" link set "$t" master "$BR"
-    ip -n "$NS" link set "$t" up
-done
+. "$(dirname "$0")/bridge.sh"
+bench_bridge_setup ss
 
 start_daemons() { # DEVOPT extra daemon args
     local opt=$1

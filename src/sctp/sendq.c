@@ -263,17 +263,28 @@ static void enqueue_msg(struct ns_sctp_sendq *q, struct ns_sctp_smsg *m, uint16_
     q->stats.bytes_queued += len;
 }
 
-int ns_sctp_sendq_enqueue(struct ns_sctp_sendq *q, uint16_t sid, const void *data, uint32_t len,
-                          uint32_t ppid, uint32_t flags, uint32_t context)
+/* The checks and a message node for a new message; NULL with *rc set. */
+static struct ns_sctp_smsg *enqueue_start(struct ns_sctp_sendq *q, uint16_t sid, uint32_t len,
+                                          int *rc)
 {
-    int rc = enqueue_check(q, sid, len);
-    if (rc)
-        return rc;
+    *rc = enqueue_check(q, sid, len);
+    if (*rc)
+        return NULL;
     struct ns_sctp_smsg *m = ns_sctp_pool_get(&q->msg_pool);
     if (!m) {
         q->stats.enomem++;
-        return -ENOMEM;
+        *rc = -ENOMEM;
     }
+    return m;
+}
+
+int ns_sctp_sendq_enqueue(struct ns_sctp_sendq *q, uint16_t sid, const void *data, uint32_t len,
+                          uint32_t ppid, uint32_t flags, uint32_t context)
+{
+    int rc;
+    struct ns_sctp_smsg *m = enqueue_start(q, sid, len, &rc);
+    if (!m)
+        return rc;
     uint32_t off;
     struct ns_buf *b = store_bytes(q, data, len, &off);
     if (!b) {
@@ -292,14 +303,10 @@ int ns_sctp_sendq_enqueue_buf(struct ns_sctp_sendq *q, uint16_t sid, struct ns_b
         q->stats.einval++;
         return -EINVAL;
     }
-    int rc = enqueue_check(q, sid, len);
-    if (rc)
+    int rc;
+    struct ns_sctp_smsg *m = enqueue_start(q, sid, len, &rc);
+    if (!m)
         return rc;
-    struct ns_sctp_smsg *m = ns_sctp_pool_get(&q->msg_pool);
-    if (!m) {
-        q->stats.enomem++;
-        return -ENOMEM;
-    }
     enqueue_msg(q, m, sid, ns_buf_get(b), off, len, ppid, flags, context);
     return 0;
 }

@@ -32,18 +32,16 @@ static struct ns_sctp_addr v4(uint32_t addr)
     return (struct ns_sctp_addr){.family = NS_SCTP_AF_INET4, .port = 0, .addr = addr};
 }
 
-/* The SCTP bytes one IPv4 packet to dst carries without fragmentation
- * (0: no route). */
-static uint32_t route_pmtu(struct ns_stack *s, uint32_t dst, uint64_t now)
+uint32_t ns_stack_sctp_route_pmtu(struct ns_stack *s, uint32_t dst, uint32_t hdrs, uint64_t now)
 {
     struct ns_route rt;
-    if (!ns_route_lookup(s, dst, now, &rt) || rt.mtu <= NS_IP_HLEN)
+    if (!ns_route_lookup(s, dst, now, &rt) || rt.mtu <= hdrs)
         return 0;
-    uint32_t m = rt.mtu - NS_IP_HLEN;
+    uint32_t m = rt.mtu - hdrs;
     if (m < NS_SCTP_MIN_PMTU)
         m = NS_SCTP_MIN_PMTU;
-    if (m > 65535)
-        m = 65535;
+    if (m > 65535 - hdrs)
+        m = 65535 - hdrs;
     return m;
 }
 
@@ -60,7 +58,7 @@ static void sync_assoc_pmtu(struct ns_stack *s, struct ns_sctp_assoc *a, uint64_
         if (pi->addr.family != NS_SCTP_AF_INET4)
             continue;
         uint32_t m = (pi->addr.port ? ns_stack_sctp_udp_pmtu(s, pi->addr.addr, now)
-                                    : route_pmtu(s, pi->addr.addr, now)) &
+                                    : ns_stack_sctp_route_pmtu(s, pi->addr.addr, NS_IP_HLEN, now)) &
                      ~3u;
         if (m && m != pi->pmtu && ns_sctp_set_pmtu(a, &pi->addr, m) == 0)
             s->sctp_glue_stats.pmtu_syncs++;

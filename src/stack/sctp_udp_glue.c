@@ -143,15 +143,7 @@ uint32_t ns_stack_sctp_udp_pmtu(struct ns_stack *s, uint32_t dst, uint64_t now)
 {
     if (ns_stack_sctp_is_hosted(s))
         return s->sctp_udp_pmtu;
-    struct ns_route rt;
-    if (!ns_route_lookup(s, dst, now, &rt) || rt.mtu <= ENCAP_HLEN)
-        return 0;
-    uint32_t m = rt.mtu - ENCAP_HLEN;
-    if (m < NS_SCTP_MIN_PMTU)
-        m = NS_SCTP_MIN_PMTU;
-    if (m > 65535 - ENCAP_HLEN)
-        m = 65535 - ENCAP_HLEN;
-    return m;
+    return ns_stack_sctp_route_pmtu(s, dst, ENCAP_HLEN, now);
 }
 
 void ns_stack_sctp_udp_output(struct ns_stack *s, struct ns_pkt *p, const struct ns_sctp_addr *src,

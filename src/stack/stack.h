@@ -281,6 +281,10 @@ uint16_t ns_stack_sctp_encap_port(const struct ns_stack *s, uint32_t peer);
 /* The engine's output for a path with a nonzero port (takes p). */
 void ns_stack_sctp_udp_output(struct ns_stack *s, struct ns_pkt *p, const struct ns_sctp_addr *src,
                               const struct ns_sctp_addr *dst, uint64_t now);
+/* SCTP bytes one packet to dst carries unfragmented below hdrs bytes of
+ * IPv4 (and UDP) headers: the route MTU less hdrs, at least
+ * NS_SCTP_MIN_PMTU (0: no route). */
+uint32_t ns_stack_sctp_route_pmtu(struct ns_stack *s, uint32_t dst, uint32_t hdrs, uint64_t now);
 /* SCTP bytes one encapsulated packet to dst carries (0: no route). */
 uint32_t ns_stack_sctp_udp_pmtu(struct ns_stack *s, uint32_t dst, uint64_t now);
 /* An ICMP error quoting a UDP datagram we sent from src to dst: udp holds
