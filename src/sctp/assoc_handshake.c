@@ -232,7 +232,7 @@ void hs_init_ack(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, struct 
         return;
     }
     a->peer_vtag = iv.initiate_tag; /* for the ABORTs below */
-    if (iv.os == 0 || iv.mis == 0) {
+    if (iv.os == 0 || iv.mis == 0 || iv.a_rwnd < NS_SCTP_MIN_RWND) {
         assoc_abort_protocol(a, NS_SCTP_CAUSE_INVALID_MANDATORY, NULL, 0, now);
         return;
     }

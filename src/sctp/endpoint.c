@@ -167,7 +167,9 @@ bool ep_init_check(struct ns_sctp *s, const struct ns_sctp_common *hdr,
         s->stats.rx_init_bad++;
         return false;
     }
-    if (iv->os == 0 || iv->mis == 0) {
+    /* 3.3.2 and 6: zero stream counts and an a_rwnd below 1500 are
+     * invalid mandatory fields (refused as Linux's sctp_verify_init does). */
+    if (iv->os == 0 || iv->mis == 0 || iv->a_rwnd < NS_SCTP_MIN_RWND) {
         s->stats.rx_init_bad++;
         sctp_send_lone(s, hdr->dst_port, hdr->src_port, iv->initiate_tag, NS_SCTP_CT_ABORT, 0,
                        cause_invalid_mandatory, NULL, dst, src, now);

@@ -58,6 +58,8 @@ struct ns_sctp_path;
  * UDP (8) headers, so the same default also fits UDP encapsulation. */
 #define NS_SCTP_DEFAULT_PMTU 1472u
 #define NS_SCTP_MIN_PMTU     512u
+/* RFC 9260 6: the least a_rwnd an INIT or INIT ACK may advertise. */
+#define NS_SCTP_MIN_RWND 1500u
 /* Longest User-Initiated Abort reason kept in a COMM_LOST event. */
 #define NS_SCTP_EV_INFO_MAX 64
 

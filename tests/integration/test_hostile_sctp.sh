@@ -39,7 +39,7 @@ attacks() {
 # Let the daemon resolve its gateway before the flood (the kernel answers).
 ns ping -c 1 -W 2 "$NSTACK_IP" >/dev/null || fail "kernel ping"
 rss0=$(rss_kb)
-attacks --rss-file "$WORK/flood_rss" --seed "${SEED:-1}" || fail "sctp_attacks.py"
+attacks --rss-file "$WORK/flood_rss" --seed "${SEED:-1}" ${PHASES:+--phases "$PHASES"} || fail "sctp_attacks.py"
 alive attacks
 rss1=$(rss_kb)
 grow=$((rss1 - rss0))

@@ -272,6 +272,7 @@ static void test_t1_init_backoff(void **state)
     assert_int_equal(p.a->n_out, 0);
     const struct ns_sctp_event *e = sp_last_ev(p.a, NS_SCTP_EV_CANT_STR_ASSOC);
     assert_non_null(e);
+
     assert_int_equal(e->reason, NS_SCTP_R_INIT_TIMEOUT);
     struct ns_sctp_assoc_info ia;
     ns_sctp_assoc_info(aa, &ia);
@@ -362,16 +363,22 @@ static void test_stale_cookie(void **state)
 
 /* ---- INIT checks and unrecognized parameters ------------------------------ */
 
-static struct ns_pkt *make_init(uint32_t vtag, uint32_t tag, uint16_t os, uint16_t mis,
-                                void (*params)(struct ns_sctp_writer *w))
+static struct ns_pkt *make_init_rwnd(uint32_t vtag, uint32_t tag, uint32_t a_rwnd, uint16_t os,
+                                     uint16_t mis, void (*params)(struct ns_sctp_writer *w))
 {
     struct ns_sctp_writer w;
     assert_int_equal(ns_sctp_wr_start(&w, 1472, SP_PORT_A, SP_PORT_B, vtag), NS_SCTP_WR_OK);
-    assert_int_equal(ns_sctp_wr_init_begin(&w, false, tag, 65536, os, mis, 1000), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_init_begin(&w, false, tag, a_rwnd, os, mis, 1000), NS_SCTP_WR_OK);
     if (params)
         params(&w);
     assert_int_equal(ns_sctp_wr_end(&w), NS_SCTP_WR_OK);
     return ns_sctp_wr_finish(&w);
+}
+
+static struct ns_pkt *make_init(uint32_t vtag, uint32_t tag, uint16_t os, uint16_t mis,
+                                void (*params)(struct ns_sctp_writer *w))
+{
+    return make_init_rwnd(vtag, tag, 65536, os, mis, params);
 }
 
 static void put_unknown_params(struct ns_sctp_writer *w)
@@ -451,6 +458,27 @@ static void test_init_invalid(void **state)
     k = sp_out_bytes(p.b, 0, &len);
     assert_int_equal(sp_rd16(k + 16), NS_SCTP_CAUSE_INVALID_MANDATORY);
     sp_out_clear(p.b);
+    /* a_rwnd below 1500 (RFC 9260 6: MUST NOT be advertised): refused like
+     * OS 0, nothing kept; 1500 itself is fine. */
+    ns_sctp_input(&p.b->sctp, make_init_rwnd(0, 0xabd0, 1499, 5, 5, NULL), &src, &dst, p.net->now);
+    assert_int_equal(p.b->n_out, 1);
+    k = sp_out_bytes(p.b, 0, &len);
+    assert_int_equal(sp_rd32(k + 4), 0xabd0);
+    assert_int_equal(k[12], NS_SCTP_CT_ABORT);
+    assert_int_equal(k[13], 0);
+    assert_int_equal(sp_rd16(k + 16), NS_SCTP_CAUSE_INVALID_MANDATORY);
+    assert_int_equal(p.b->sctp.stats.tx_init_ack, 0);
+    sp_out_clear(p.b);
+    ns_sctp_input(&p.b->sctp, make_init_rwnd(0, 0xabd1, 0, 5, 5, NULL), &src, &dst, p.net->now);
+    k = sp_out_bytes(p.b, 0, &len);
+    assert_int_equal(k[12], NS_SCTP_CT_ABORT);
+    sp_out_clear(p.b);
+    ns_sctp_input(&p.b->sctp, make_init_rwnd(0, 0xabd2, 1500, 5, 5, NULL), &src, &dst, p.net->now);
+    k = sp_out_bytes(p.b, 0, &len);
+    assert_int_equal(k[12], NS_SCTP_CT_INIT_ACK);
+    assert_int_equal(p.b->sctp.stats.tx_init_ack, 1);
+    sp_out_clear(p.b);
+    assert_int_equal(p.b->sctp.n_assocs, 0);
     /* Host Name Address: ABORT with Unresolvable Address carrying it. */
     ns_sctp_input(&p.b->sctp, make_init(0, 0xabcf, 5, 5, put_hostname), &src, &dst, p.net->now);
     k = sp_out_bytes(p.b, 0, &len);
@@ -534,6 +562,28 @@ static void test_init_ack_params(void **state)
     assert_int_equal(sp_rd16(k + 24), NS_SCTP_PT_STATE_COOKIE);
     const struct ns_sctp_event *e = sp_last_ev(p.a, NS_SCTP_EV_CANT_STR_ASSOC);
     assert_non_null(e);
+    sp_out_clear(p.a);
+
+    /* An INIT ACK advertising less than 1500 bytes: ABORT (Invalid
+     * Mandatory Parameter), the association fails to start. */
+    struct ns_sctp_addr peer3 = sp_addr(SP_IP_B + 7);
+    size_t cant = sp_count_ev(p.a, NS_SCTP_EV_CANT_STR_ASSOC);
+    struct ns_sctp_assoc *a3 = ns_sctp_connect(p.ea, &peer3, 1, SP_PORT_B, p.net->now, NULL);
+    ns_sctp_assoc_info(a3, &ia);
+    sp_out_clear(p.a);
+    ns_sctp_wr_start(&w, 1472, SP_PORT_B, SP_PORT_A, ia.local_vtag);
+    ns_sctp_wr_init_begin(&w, true, 0x4321, 1499, 3, 4, 500);
+    ns_sctp_wr_param_cookie(&w, "COOKIE!!", 8);
+    ns_sctp_wr_end(&w);
+    ns_sctp_input(&p.a->sctp, ns_sctp_wr_finish(&w), &peer3, &me, p.net->now);
+    assert_int_equal(ns_sctp_assoc_state(a3), NS_SCTP_CLOSED);
+    assert_int_equal(p.a->n_out, 1);
+    k = sp_out_bytes(p.a, 0, &len);
+    assert_int_equal(sp_chunk_count(k, len), 1);
+    assert_int_equal(k[12], NS_SCTP_CT_ABORT);
+    assert_int_equal(sp_rd32(k + 4), 0x4321);
+    assert_int_equal(sp_rd16(k + 16), NS_SCTP_CAUSE_INVALID_MANDATORY);
+    assert_int_equal(sp_count_ev(p.a, NS_SCTP_EV_CANT_STR_ASSOC), cant + 1);
     assert_ptr_equal(e->assoc, a2);
     assert_int_equal(e->reason, NS_SCTP_R_PROTOCOL);
     sp_pair_free(&p);

@@ -398,6 +398,94 @@ static void test_unknown_chunks(void **state)
     sp_pair_free(&f.p);
 }
 
+/* After a restart (5.2.4 A) only the new tags are valid (8.5): every chunk
+ * a peer may send, carrying the tags of the association before the
+ * restart, is dropped and counted, and changes nothing; the new tags
+ * work. */
+static void test_restart_old_tags_dropped(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_pair(&f, 38);
+    f.p.a->capture = f.p.b->capture = false;
+    struct ns_sctp_assoc_info old = f.ib;
+    sp_node_reboot(f.p.a);
+    f.p.ea = ns_sctp_ep_new(&f.p.a->sctp, SP_PORT_A, NULL, 0, NULL);
+    struct ns_sctp_addr pb = B();
+    struct ns_sctp_assoc *na = ns_sctp_connect(f.p.ea, &pb, 1, SP_PORT_B, f.p.net->now, NULL);
+    sp_run_for(f.p.net, NS_SEC);
+    assert_int_equal(ns_sctp_assoc_state(na), NS_SCTP_ESTABLISHED);
+    assert_int_equal(f.p.b->sctp.stats.restarts, 1);
+    struct ns_sctp_assoc_info now_b, after;
+    ns_sctp_assoc_info(f.p.ab, &now_b);
+    assert_int_not_equal(now_b.local_vtag, old.local_vtag);
+    assert_int_not_equal(now_b.peer_vtag, old.peer_vtag);
+    f.p.b->capture = true;
+
+    struct ns_sctp_assoc_info na_info;
+    ns_sctp_assoc_info(na, &na_info);
+    struct ns_sctp_chunk_data d = mkdata(na_info.next_tsn, "old");
+    uint8_t hb[8] = {0, 1, 0, 8, 'o', 'l', 'd', '!'};
+    uint8_t sack[12] = {0};
+    uint32_t cum = now_b.next_tsn - 1;
+    sack[0] = (uint8_t)(cum >> 24), sack[1] = (uint8_t)(cum >> 16);
+    sack[2] = (uint8_t)(cum >> 8), sack[3] = (uint8_t)cum;
+    sack[4] = 0, sack[5] = 1; /* a_rwnd 65536 */
+    uint8_t shut[4] = {sack[0], sack[1], sack[2], sack[3]};
+    uint8_t cause[4] = {0, NS_SCTP_CAUSE_INVALID_STREAM, 0, 4};
+    struct {
+        uint32_t vtag;
+        uint8_t type, flags;
+        const void *v;
+        uint32_t len;
+    } old_pkts[] = {
+        {old.local_vtag, NS_SCTP_CT_DATA, 0, NULL, 0}, /* built with wr_data below */
+        {old.local_vtag, NS_SCTP_CT_SACK, 0, sack, sizeof(sack)},
+        {old.local_vtag, NS_SCTP_CT_HEARTBEAT, 0, hb, sizeof(hb)},
+        {old.local_vtag, NS_SCTP_CT_HEARTBEAT_ACK, 0, hb, sizeof(hb)},
+        {old.local_vtag, NS_SCTP_CT_ERROR, 0, cause, sizeof(cause)},
+        {old.local_vtag, NS_SCTP_CT_SHUTDOWN, 0, shut, sizeof(shut)},
+        {old.local_vtag, NS_SCTP_CT_SHUTDOWN_ACK, 0, NULL, 0},
+        {old.local_vtag, NS_SCTP_CT_COOKIE_ACK, 0, NULL, 0},
+        {old.local_vtag, NS_SCTP_CT_ABORT, 0, NULL, 0},
+        {old.peer_vtag, NS_SCTP_CT_ABORT, NS_SCTP_FLAG_T, NULL, 0},
+        {old.peer_vtag, NS_SCTP_CT_SHUTDOWN_COMPLETE, NS_SCTP_FLAG_T, NULL, 0},
+        {old.local_vtag, NS_SCTP_CT_SHUTDOWN_COMPLETE, 0, NULL, 0},
+    };
+    uint64_t drops = now_b.stats.drop_bad_vtag;
+    for (size_t i = 0; i < sizeof(old_pkts) / sizeof(old_pkts[0]); i++) {
+        struct ns_pkt *pk;
+        if (old_pkts[i].type == NS_SCTP_CT_DATA) {
+            struct ns_sctp_writer w;
+            ns_sctp_wr_start(&w, 1472, SP_PORT_A, SP_PORT_B, old_pkts[i].vtag);
+            ns_sctp_wr_data(&w, &d);
+            pk = ns_sctp_wr_finish(&w);
+        } else {
+            pk = one_chunk(SP_PORT_A, SP_PORT_B, old_pkts[i].vtag, old_pkts[i].type,
+                           old_pkts[i].flags, old_pkts[i].v, old_pkts[i].len);
+        }
+        to_b(&f, pk);
+        ns_sctp_assoc_info(f.p.ab, &after);
+        assert_int_equal(after.state, NS_SCTP_ESTABLISHED);
+        assert_int_equal(after.stats.drop_bad_vtag, drops + i + 1);
+        assert_int_equal(after.stats.rx_data, now_b.stats.rx_data);
+        assert_int_equal(after.peer_cum_tsn, now_b.peer_cum_tsn);
+        assert_int_equal(after.local_vtag, now_b.local_vtag);
+        assert_int_equal(after.peer_vtag, now_b.peer_vtag);
+        assert_int_equal(f.p.b->n_out, 0); /* not answered, not SACKed */
+    }
+    /* The cookie of the old association, with its tag, is no restart. */
+    assert_int_equal(f.p.b->sctp.stats.restarts, 1);
+    /* The new tag works. */
+    struct ns_sctp_writer w;
+    ns_sctp_wr_start(&w, 1472, SP_PORT_A, SP_PORT_B, now_b.local_vtag);
+    ns_sctp_wr_data(&w, &d);
+    to_b(&f, ns_sctp_wr_finish(&w));
+    ns_sctp_assoc_info(f.p.ab, &after);
+    assert_int_equal(after.stats.rx_data, now_b.stats.rx_data + 1);
+    sp_pair_free(&f.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_ootb),
         cmocka_unit_test(test_shutdown_ack_in_cookie_wait),
         cmocka_unit_test(test_unknown_chunks),
+        cmocka_unit_test(test_restart_old_tags_dropped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
