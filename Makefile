@@ -13,27 +13,33 @@ SOAK_SEEDS ?= 1 2 3
 # The threaded tests, run again under ThreadSanitizer by `make check`.
 TSAN_TESTS ?= test_socket test_socket_flood
 
-.PHONY: all build demo check deps asan tsan tsan-tests fuzz-build fuzz soak bench install format format-check clean
+.PHONY: all build demo check deps deps-build asan tsan tsan-tests fuzz-build fuzz soak bench install format format-check clean
 
 all: build
 
-build:
+# Release build of everything (tests too when cmocka is installed).
+build: deps-build
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
+# The packages the library and the binary need (make, make demo), and
+# those of every test, fuzzer and benchmark (make check).
+deps-build:
+	@scripts/install-deps.sh build
+
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh check
 
 asan: deps
-	$(CMAKE) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_SANITIZE=address,undefined >/dev/null
+	$(CMAKE) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_TESTS=ON -DNS_SANITIZE=address,undefined >/dev/null
 	$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
 
 tsan: deps
-	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_SANITIZE=thread >/dev/null
+	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_TESTS=ON -DNS_SANITIZE=thread >/dev/null
 	$(CMAKE) --build $(TSAN_BUILD) -j $(JOBS)
 
 tsan-tests: deps
-	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_SANITIZE=thread >/dev/null
+	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_TESTS=ON -DNS_SANITIZE=thread >/dev/null
 	$(CMAKE) --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
 
 fuzz-build: deps
@@ -45,7 +51,9 @@ fuzz-build: deps
 check: asan tsan-tests fuzz-build
 	@TSAN_TESTS="$(TSAN_TESTS)" scripts/check.sh $(ASAN_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
 
-demo: build
+# Installs its packages, builds only the nstack binary (compiler output in
+# $(BUILD)/demo-build.log) and runs the demo.
+demo: deps-build
 	@scripts/demo.sh $(BUILD)
 
 fuzz: fuzz-build

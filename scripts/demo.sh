@@ -8,6 +8,21 @@ NSTACK="$top/$build/nstack"
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
+# Build the nstack binary alone (no tests: the demo needs none), with the
+# compiler's output in a log that is shown only if the build fails.
+log="$top/$build/demo-build.log"
+mkdir -p "$top/$build"
+printf 'nstack demo: building nstack (release; compiler output in %s) ... ' "$build/demo-build.log"
+t0=$(date +%s)
+if ! { cmake -S "$top" -B "$top/$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+       cmake --build "$top/$build" -j "$(nproc)" --target nstack; } >"$log" 2>&1; then
+    echo "failed"
+    tail -40 "$log"
+    echo "nstack demo: the build failed; the whole log is $log"
+    exit 1
+fi
+echo "done in $(($(date +%s) - t0)) s"
+
 if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/net/tun ]; then
     say "mode: memlink (not root: two stacks in one process, no TAP)"
     exec "$NSTACK" simdemo

@@ -65,6 +65,9 @@
 #define RX_ROUNDS        8          /* batches per readiness event, so clients are not starved */
 #define TX_BATCH         128        /* room for runs of up to 128 datagrams (dev/vnet.h) */
 #define CLIENT_OUT_LIMIT (8u << 20) /* output a slow client may have queued */
+/* How long a stop waits for SCTP shutdowns before aborting what is left. */
+#define DEFAULT_STOP_TIMEOUT_US 3000000u
+#define STOP_POLL_MS            10
 
 static const char usage_daemon[] =
     "Usage: nstack daemon --dev tap:NAME|afpacket:IFNAME --addr A.B.C.D/LEN [OPTIONS]\n"
@@ -86,7 +89,9 @@ static const char usage_daemon[] =
     "                        discard, echo, perf (the server of `nstack perf`)\n"
     "  --rcvq-lock           ablation: a lock per SCTP receive queue operation\n"
     "  --seed N              random seed (default: from the OS)\n"
-    "Runs in the foreground until SIGINT or SIGTERM.\n";
+    "  --stop-timeout SECS   on SIGINT/SIGTERM, time for SCTP associations to shut down\n"
+    "                        gracefully before the rest are aborted (default 3; 0: abort)\n"
+    "Runs in the foreground until SIGINT or SIGTERM; a second signal stops at once.\n";
 
 // clang-format off
 #define NS_DAEMON_COUNTERS(X) \
@@ -123,6 +128,7 @@ struct daemon_opts {
     const char *sctp_encap; /* nstack's own UDP encapsulation port */
     uint32_t mtu;
     uint64_t seed;
+    uint64_t stop_timeout_us;
     const char *sysctl[MAX_SYSCTL];
     int nsysctl;
     const char *serve[MAX_SERVE];
@@ -643,6 +649,7 @@ static int take_value(int argc, char **argv, int *i, const char *name, const cha
 static int parse_opts(int argc, char **argv, struct daemon_opts *o)
 {
     memset(o, 0, sizeof(*o));
+    o->stop_timeout_us = DEFAULT_STOP_TIMEOUT_US;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int r;
@@ -677,6 +684,12 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
                 return -1;
             }
             o->seed = hi;
+        })
+        OPT("--stop-timeout", {
+            if (!ns_arg_seconds(v, &o->stop_timeout_us) || o->stop_timeout_us > 3600000000u) {
+                fprintf(stderr, "nstack: daemon: bad --stop-timeout '%s' (0-3600 seconds)\n", v);
+                return -1;
+            }
         })
         OPT("--sysctl", {
             if (o->nsysctl == MAX_SYSCTL) {
@@ -1165,18 +1178,95 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
     return 0;
 }
 
-/* The main thread: wait for a signal or for the stack thread asking to
- * stop (device gone). */
-static void wait_stop(struct daemon *d)
+/* The main thread: wait for a signal, or with stop_too for the stack
+ * thread asking to stop (device gone). Returns true if a signal came (it
+ * is consumed). */
+static bool wait_signal(struct daemon *d, int timeout_ms, bool stop_too)
 {
     struct pollfd pf[2] = {{.fd = d->sfd, .events = POLLIN}, {.fd = d->stopfd, .events = POLLIN}};
     for (;;) {
-        int n = poll(pf, 2, -1);
-        if (n < 0 && errno != EINTR)
-            return;
-        if (n > 0)
-            return;
+        int n = poll(pf, stop_too ? 2 : 1, timeout_ms);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        if (!(pf[0].revents & POLLIN))
+            return false;
+        struct signalfd_siginfo si;
+        ssize_t r = read(d->sfd, &si, sizeof(si));
+        (void)r;
+        return true;
     }
+}
+
+static void wait_stop(struct daemon *d)
+{
+    wait_signal(d, -1, true);
+}
+
+/* ---- Stopping: graceful SCTP shutdowns, then ABORT (RFC 9260 9.1, 9.2) ---- */
+
+struct stop_op {
+    struct daemon *d;
+    bool abort;    /* in: abort every association left */
+    unsigned left; /* out: associations not yet closed */
+    unsigned aborted;
+};
+
+/* On the stack thread. Sockets were closed, which started a graceful
+ * shutdown of each of their associations; one without a socket (none
+ * today) is shut down here too. Received DATA not yet acknowledged is
+ * acknowledged by the SHUTDOWN chunk's cumulative TSN (9.2). */
+static void stop_fn(struct ns_rt *rt, void *arg)
+{
+    struct stop_op *op = arg;
+    struct ns_sctp *sctp = ns_rt_sctp(rt);
+    uint64_t now = mono_us();
+    op->left = 0;
+    struct ns_sctp_assoc *a = ns_sctp_assoc_next(sctp, NULL), *next;
+    for (; a; a = next) {
+        next = ns_sctp_assoc_next(sctp, a);
+        enum ns_sctp_state st = ns_sctp_assoc_state(a);
+        if (st == NS_SCTP_CLOSED)
+            continue;
+        if (op->abort) {
+            static const char why[] = "nstack daemon stopping";
+            ns_sctp_abort(a, why, sizeof(why) - 1, now);
+            op->aborted++;
+            continue;
+        }
+        if (st == NS_SCTP_ESTABLISHED)
+            ns_sctp_shutdown(a, now);
+        op->left++;
+    }
+    /* What that produced leaves now, not at the next loop turn. */
+    daemon_idle(rt, op->d, now);
+}
+
+/* The main thread, after the services' sockets are closed: wait up to
+ * timeout for every association to finish its shutdown, then abort the
+ * rest. A second SIGINT/SIGTERM cuts the wait short. */
+static void stop_assocs(struct daemon *d, uint64_t timeout_us)
+{
+    struct stop_op op = {.d = d, .abort = timeout_us == 0};
+    uint64_t until = mono_us() + timeout_us;
+    bool again = false;
+    for (;;) {
+        ns_rt_call(d->rt, stop_fn, &op);
+        if (op.left == 0 || again || mono_us() >= until)
+            break;
+        again = wait_signal(d, STOP_POLL_MS, false);
+    }
+    if (op.left == 0 && !op.abort)
+        return;
+    if (!op.abort) {
+        op.abort = true;
+        ns_rt_call(d->rt, stop_fn, &op);
+    }
+    if (op.aborted == 0)
+        return;
+    fprintf(stderr, "nstack: daemon: %u association(s) aborted at stop (%s)\n", op.aborted,
+            again ? "second signal" : "--stop-timeout");
 }
 
 int ns_daemon_main(int argc, char **argv)
@@ -1205,8 +1295,10 @@ int ns_daemon_main(int argc, char **argv)
     wait_stop(&d);
     ns_rt_call(d.rt, shutdown_fn, &d);
     /* Services and perf runs are application threads of the runtime: they
-     * are done before it goes. */
+     * are done before it goes. Closing their sockets starts the graceful
+     * shutdown of their associations. */
     ns_svc_stop(d.svc);
+    stop_assocs(&d, o.stop_timeout_us);
     daemon_free(&d);
     return d.exit_rc;
 }

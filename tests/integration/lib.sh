@@ -153,3 +153,60 @@ start_bridge_daemon() {
     done
     fail "daemon $name did not create $ctl"
 }
+
+# ---- Hosted mode (nstack daemon --sctp-udp) on 127.0.0.1 ----
+
+# hosted_init: $WORK, a cleanup trap that stops every daemon started with
+# start_hosted, and RUNAS (drop to nobody when run as root, to prove that
+# no privilege is needed).
+hosted_init() {
+    WORK=$(mktemp -d /tmp/nstack-hosted.XXXXXX)
+    chmod 0777 "$WORK"
+    PIDS=()
+    trap cleanup_hosted EXIT INT TERM
+    RUNAS=()
+    if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+        RUNAS=(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups)
+        if "${RUNAS[@]}" test -x "$NSTACK"; then
+            echo "daemons run as nobody"
+        else
+            echo "nobody cannot run $NSTACK: daemons run as $(id -un)"
+            RUNAS=()
+        fi
+    fi
+}
+
+cleanup_hosted() {
+    local rc=$?
+    for p in "${PIDS[@]}"; do
+        kill -0 "$p" 2>/dev/null || continue
+        kill -TERM "$p" 2>/dev/null
+        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$p" 2>/dev/null
+    done
+    [ "${KEEP_WORK:-0}" != 1 ] && rm -rf "$WORK"
+    exit $rc
+}
+
+# start_hosted NAME PORT [daemon args...]: a hosted daemon on
+# 127.0.0.1:PORT with its control socket in $WORK; sets STARTED_PID.
+# Returns 2 if the port is taken.
+start_hosted() {
+    local name=$1 port=$2
+    shift 2
+    "${RUNAS[@]}" "$NSTACK" daemon --sctp-udp "127.0.0.1:$port" --ctl "$WORK/$name.sock" \
+        "$@" >"$WORK/$name.log" 2>&1 &
+    STARTED_PID=$!
+    PIDS+=("$STARTED_PID")
+    for _ in $(seq 100); do
+        [ -S "$WORK/$name.sock" ] && return 0
+        if ! kill -0 "$STARTED_PID" 2>/dev/null; then
+            grep -q "in use" "$WORK/$name.log" && return 2
+            cat "$WORK/$name.log"
+            fail "daemon $name exited"
+        fi
+        sleep 0.05
+    done
+    cat "$WORK/$name.log"
+    fail "daemon $name did not create its socket"
+}

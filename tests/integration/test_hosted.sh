@@ -16,67 +16,18 @@ set -uo pipefail
 [ $# -ge 1 ] && NSTACK=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 [ -x "$NSTACK" ] || fail "no nstack binary at $NSTACK"
 
-WORK=$(mktemp -d /tmp/nstack-hosted.XXXXXX)
-chmod 0777 "$WORK"
-PIDS=()
-cleanup_hosted() {
-    local rc=$?
-    for p in "${PIDS[@]}"; do
-        kill -0 "$p" 2>/dev/null || continue
-        kill -TERM "$p" 2>/dev/null
-        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$p" 2>/dev/null
-    done
-    [ "${KEEP_WORK:-0}" != 1 ] && rm -rf "$WORK"
-    exit $rc
-}
-trap cleanup_hosted EXIT INT TERM
-
-# Unprivileged daemons when we can drop privileges.
-RUNAS=()
-if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
-    RUNAS=(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups)
-    if "${RUNAS[@]}" test -x "$NSTACK"; then
-        echo "daemons run as nobody"
-    else
-        echo "nobody cannot run $NSTACK: daemons run as $(id -un)"
-        RUNAS=()
-    fi
-fi
-
-# start NAME PORT [daemon args...]: a hosted daemon on 127.0.0.1:PORT with
-# its control socket in $WORK; sets STARTED_PID. Returns 2 if the port
-# is taken.
-start() {
-    local name=$1 port=$2
-    shift 2
-    "${RUNAS[@]}" "$NSTACK" daemon --sctp-udp "127.0.0.1:$port" --ctl "$WORK/$name.sock" \
-        "$@" >"$WORK/$name.log" 2>&1 &
-    STARTED_PID=$!
-    PIDS+=("$STARTED_PID")
-    for _ in $(seq 100); do
-        [ -S "$WORK/$name.sock" ] && return 0
-        if ! kill -0 "$STARTED_PID" 2>/dev/null; then
-            grep -q "in use" "$WORK/$name.log" && return 2
-            cat "$WORK/$name.log"
-            fail "daemon $name exited"
-        fi
-        sleep 0.05
-    done
-    cat "$WORK/$name.log"
-    fail "daemon $name did not create its socket"
-}
+hosted_init
 
 # Two free-looking ports; retry if the kernel says otherwise.
 for attempt in 1 2 3 4 5; do
     PA=$((20000 + RANDOM % 20000))
     PB=$((PA + 1))
-    start a "$PA" --serve echo:7 --serve perf:5001 --sysctl "sctp.encap_port=$PB" \
+    start_hosted a "$PA" --serve echo:7 --serve perf:5001 --sysctl "sctp.encap_port=$PB" \
         --pcap "$WORK/a.pcap"
     r=$?
     [ $r -eq 0 ] || continue
     A_PID=$STARTED_PID
-    start b "$PB" --serve echo:7 --serve perf:5001
+    start_hosted b "$PB" --serve echo:7 --serve perf:5001
     r=$?
     [ $r -eq 0 ] && { B_PID=$STARTED_PID; break; }
     kill -TERM "$A_PID"; wait "$A_PID" 2>/dev/null
