@@ -84,6 +84,8 @@ static const char usage_daemon[] =
     "                        hosted: DIR/udp-PORT.sock, DIR /run/nstack for root, else\n"
     "                        $XDG_RUNTIME_DIR/nstack, else /tmp/nstack-UID)\n"
     "  --pcap FILE           record every frame in and out (hosted: every datagram)\n"
+    "  --no-offload          hosted: no UDP GSO/GRO, so tcpdump on the host sees each\n"
+    "                        datagram as sent (slower)\n"
     "  --sysctl KEY=VALUE    set a tunable at start (repeatable)\n"
     "  --serve SERVICE:PORT  run a service (repeatable): udp-echo, and over SCTP\n"
     "                        discard, echo, perf (the server of `nstack perf`)\n"
@@ -134,6 +136,7 @@ struct daemon_opts {
     const char *serve[MAX_SERVE];
     int nserve;
     bool rcvq_lock;
+    bool no_offload; /* hosted: no UDP_SEGMENT / UDP_GRO */
 };
 
 struct daemon {
@@ -710,6 +713,10 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
             o->rcvq_lock = true;
             continue;
         }
+        if (strcmp(argv[i], "--no-offload") == 0) {
+            o->no_offload = true;
+            continue;
+        }
         fprintf(stderr, "nstack: daemon: unknown option '%s' (see: nstack daemon --help)\n",
                 argv[i]);
         return -1;
@@ -721,6 +728,11 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
             return -1;
         }
         return 0;
+    }
+    if (o->no_offload) {
+        fprintf(stderr, "nstack: daemon: --no-offload goes with --sctp-udp (a TAP's offload is "
+                        "--dev tap:NAME,offload)\n");
+        return -1;
     }
     if (!o->dev || !o->addr) {
         fprintf(stderr, "nstack: daemon: --dev and --addr (or --sctp-udp) are required (see: "
@@ -1040,8 +1052,11 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
         /* Bursts of a whole congestion window arrive between two loop
          * turns: ask for more than the default buffers (the kernel caps
          * them at net.core.rmem_max / wmem_max). */
-        struct ns_udp_host_opts uo = {
-            .addr = uaddr, .port = uport, .sndbuf = 4 << 20, .rcvbuf = 4 << 20};
+        struct ns_udp_host_opts uo = {.addr = uaddr,
+                                      .port = uport,
+                                      .sndbuf = 4 << 20,
+                                      .rcvbuf = 4 << 20,
+                                      .no_offload = o->no_offload};
         d->uh = ns_udp_host_open_opts(&uo, &e);
         if (!d->uh) {
             char a[16];

@@ -124,6 +124,14 @@ for k in rx_errors tx_errors; do
 done
 ok "perf to an unused UDP port: refused on the ICMP port unreachable in $(((t1 - t0) / 1000000)) ms"
 
+# What a sent and received, for the capture check below (a exchanges
+# nothing more from here on).
+ast=$(a stats udp_host)
+a_dgrams=$(($(echo "$ast" | awk '$1 == "tx_datagrams" {print $2}') + \
+    $(echo "$ast" | awk '$1 == "rx_datagrams" {print $2}')))
+a_gso=$(echo "$ast" | awk '$1 == "tx_gso_runs" {print $2}')
+a_gro=$(echo "$ast" | awk '$1 == "rx_gro_buffers" {print $2}')
+
 # Clean exits (ASan reports would make them fail).
 for p in "$A_PID" "$B_PID"; do
     kill -TERM "$p"
@@ -144,6 +152,16 @@ if command -v tshark >/dev/null; then
         tr '\n,' '  ' | tr -s ' ')
     [ "$types" = "1 2 10 11 " ] || fail "capture: handshake chunks '$types'"
     ok "capture: $n SCTP-in-UDP packets, CRC32c good, INIT/INIT ACK/COOKIE ECHO/COOKIE ACK"
+    # One record per datagram as on the wire, although a sent runs of them
+    # as single UDP_SEGMENT sends and may have received coalesced buffers.
+    read -r frames maxlen < <(tshark -r "$WORK/a.pcap" -T fields -e frame.len 2>/dev/null |
+        awk '{n++; if ($1 > m) m = $1} END {print n + 0, m + 0}')
+    echo "measure: capture: $frames records (udp_host datagrams $a_dgrams, tx_gso_runs $a_gso," \
+        "rx_gro_buffers $a_gro), longest frame $maxlen bytes"
+    [ "$a_gso" -gt 0 ] || fail "no UDP_SEGMENT run: the capture check proves nothing"
+    [ "$frames" -eq "$a_dgrams" ] || fail "capture: $frames records for $a_dgrams datagrams"
+    [ "$maxlen" -le 1514 ] || fail "capture: a $maxlen-byte frame (a whole GSO run?)"
+    ok "capture: one record per datagram, none longer than the path MTU"
 else
     echo "tshark missing: capture not checked"
 fi
