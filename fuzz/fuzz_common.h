@@ -39,17 +39,17 @@ static struct ns_stack *fz_stack_new(uint64_t now)
     ns_stack_set_gateway(s, FZ_PEER_IP);
     ns_stack_iface_up(s, (uint32_t)idx, now);
     uint32_t k = htonl(FZ_PERM_IP);
-    ns_neigh_admin_set(&s->arp_tbl, (uint32_t)idx, &k, fz_peer_mac.b, NS_NUD_PERMANENT, now);
+    ns_neigh_admin_set(&s->arp.tbl, (uint32_t)idx, &k, fz_peer_mac.b, NS_NUD_PERMANENT, now);
     k = htonl(FZ_PEER_IP);
-    ns_neigh_admin_set(&s->arp_tbl, (uint32_t)idx, &k, fz_peer_mac.b, NS_NUD_STALE, now);
-    fz_udp = ns_udp_open(s);
+    ns_neigh_admin_set(&s->arp.tbl, (uint32_t)idx, &k, fz_peer_mac.b, NS_NUD_STALE, now);
+    fz_udp = ns_udp_open(&s->ip);
     if (fz_udp) {
         ns_udp_bind(fz_udp, 0, 9);
         /* Two datagrams wait for 198.18.0.9 to resolve. */
         ns_udp_sendto(fz_udp, "queued-1", 8, FZ_UNRES_IP, 7, now);
         ns_udp_sendto(fz_udp, "queued-2", 8, FZ_UNRES_IP, 7, now);
     }
-    ns_icmp_echo_send(s, FZ_PEER_IP, 0x1234, 1, 56, 0, now);
+    ns_icmp_echo_send(&s->ip, FZ_PEER_IP, 0x1234, 1, 56, 0, now);
     fz_drain(s);
     return s;
 }

@@ -19,7 +19,7 @@
 
 #include "core/counters.h"
 #include "core/pkt.h"
-#include "link/eth.h"
+#include "core/mac.h"
 
 struct ns_dev;
 

@@ -328,3 +328,8 @@ uint64_t ns_pcap_tracer_poll(struct ns_dev *tracer, uint64_t now)
     struct ns_pcap *pc = ns_pcap_tracer_pcap(tracer);
     return pc ? ns_pcap_poll(pc, now) : NS_TIME_NEVER;
 }
+
+int ns_pcap_capture(void *ctx, const void *frame, uint32_t len, uint64_t now)
+{
+    return ns_pcap_write_bytes(ctx, frame, len, now);
+}

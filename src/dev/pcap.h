@@ -53,6 +53,9 @@ int ns_pcap_flush(struct ns_pcap *pc);
 /* Flush and close; returns 0 or the first write error as -errno. */
 int ns_pcap_close(struct ns_pcap *pc);
 uint64_t ns_pcap_records(const struct ns_pcap *pc);
+/* ns_pcap_write_bytes for hooks that take a context pointer (ctx: the
+ * struct ns_pcap), such as ns_udp_host_set_capture. */
+int ns_pcap_capture(void *ctx, const void *frame, uint32_t len, uint64_t now);
 
 /* CLOCK_REALTIME minus `now`, for embedders whose `now` is not wall time.
  * (This reads a clock: call it from the embedder, never from protocol code.) */

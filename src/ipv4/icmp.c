@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "core/checksum.h"
-#include "stack/stack.h"
+#include "ipv4/layer.h"
 
 #define ICMP_HLEN 8
 /* Linux quotes as much as fits a 576-byte datagram (RFC 1812 4.3.2.3). */
@@ -29,10 +29,10 @@ static bool is_error_type(uint8_t t)
 }
 
 /* A source that names exactly one host (RFC 1122 3.2.2, 3.2.1.3). */
-static bool single_host(const struct ns_stack *s, uint32_t a)
+static bool single_host(const struct ns_ipv4 *ip, uint32_t a)
 {
     return a != 0 && !ns_ip_is_mcast(a) && (a >> 28) != 0xf && (a >> 24) != 127 &&
-           !ns_ip_is_bcast(s, a);
+           !ns_ip_is_bcast(ip, a);
 }
 
 static bool rate_limited_type(const struct ns_ip_params *p, uint8_t type, uint8_t code)
@@ -44,12 +44,12 @@ static bool rate_limited_type(const struct ns_ip_params *p, uint8_t type, uint8_
     return (p->icmp_ratemask >> type) & 1;
 }
 
-static bool rl_allow(struct ns_stack *s, uint32_t dst, uint8_t type, uint8_t code, uint64_t now)
+static bool rl_allow(struct ns_ipv4 *ip, uint32_t dst, uint8_t type, uint8_t code, uint64_t now)
 {
-    const struct ns_ip_params *p = &s->params.ip;
+    const struct ns_ip_params *p = ip->params;
     if (!rate_limited_type(p, type, code))
         return true;
-    struct ns_icmp_rl *rl = &s->icmp_rl;
+    struct ns_icmp_rl *rl = &ip->icmp_rl;
 
     /* Repay the global debt for the time since the last look. Clamp the
      * interval so the product cannot overflow (1e12 us repays any debt). */
@@ -61,7 +61,7 @@ static bool rl_allow(struct ns_stack *s, uint32_t dst, uint8_t type, uint8_t cod
     if (now > rl->tokens_at)
         rl->tokens_at = now;
     if (rl->tokens_us + NS_SEC > (uint64_t)p->icmp_msgs_burst * NS_SEC) {
-        s->icmp_stats.out_rate_limited++;
+        ip->icmp_stats.out_rate_limited++;
         return false;
     }
 
@@ -77,7 +77,7 @@ static bool rl_allow(struct ns_stack *s, uint32_t dst, uint8_t type, uint8_t cod
             victim = i;
     }
     if (slot >= 0 && gap && now < rl->last[slot] + gap) {
-        s->icmp_stats.out_rate_limited++;
+        ip->icmp_stats.out_rate_limited++;
         return false;
     }
     if (slot < 0)
@@ -109,7 +109,7 @@ static void count_out(struct ns_icmp_stats *st, uint8_t type)
     }
 }
 
-void ns_icmp_send_error(struct ns_stack *s, const struct ns_pkt *orig, uint8_t type, uint8_t code,
+void ns_icmp_send_error(struct ns_ipv4 *ip, const struct ns_pkt *orig, uint8_t type, uint8_t code,
                         uint32_t info, uint64_t now)
 {
     uint8_t q[QUOTE_MAX];
@@ -125,9 +125,9 @@ void ns_icmp_send_error(struct ns_stack *s, const struct ns_pkt *orig, uint8_t t
         return;
     if (h.frag & NS_IP_OFFMASK)
         return;
-    if (ns_ip_is_bcast(s, h.dst) || ns_ip_is_mcast(h.dst))
+    if (ns_ip_is_bcast(ip, h.dst) || ns_ip_is_mcast(h.dst))
         return;
-    if (!single_host(s, h.src))
+    if (!single_host(ip, h.src))
         return;
     if (h.proto == NS_IPPROTO_ICMP) {
         /* Unknown types count as errors, as in Linux: when unsure, stay
@@ -135,7 +135,7 @@ void ns_icmp_send_error(struct ns_stack *s, const struct ns_pkt *orig, uint8_t t
         if (qlen < h.ihl + 1u || q[h.ihl] > ICMP_MAX_TYPE || is_error_type(q[h.ihl]))
             return;
     }
-    if (!rl_allow(s, h.src, type, code, now))
+    if (!rl_allow(ip, h.src, type, code, now))
         return;
 
     struct ns_pkt *p = ns_pkt_alloc(NS_PKT_HEADROOM, ICMP_HLEN + qlen);
@@ -146,37 +146,37 @@ void ns_icmp_send_error(struct ns_stack *s, const struct ns_pkt *orig, uint8_t t
     b[0] = type;
     b[1] = code;
     if (type == NS_ICMP_DEST_UNREACH && code == NS_ICMP_FRAG_NEEDED)
-        ns_ip_wr16(b + 6, (uint16_t)info);
+        ns_wr16(b + 6, (uint16_t)info);
     else if (type == NS_ICMP_PARAMETERPROB)
         b[4] = (uint8_t)info;
     memcpy(b + ICMP_HLEN, q, qlen);
-    ns_ip_wr16(b + 2, ns_csum(b, ICMP_HLEN + qlen));
+    ns_wr16(b + 2, ns_csum(b, ICMP_HLEN + qlen));
 
     /* Answer from the address the datagram was sent to when it is ours;
      * the precedence is internetwork control as Linux sets it. */
     struct ns_ip_out o = {
-        .src = ns_stack_iface_by_addr(s, h.dst) ? h.dst : 0,
+        .src = ns_link_iface_by_addr(ip->link, h.dst) ? h.dst : 0,
         .dst = h.src,
         .proto = NS_IPPROTO_ICMP,
         .tos = (uint8_t)((h.tos & 0x1e) | 0xc0),
     };
-    if (ns_ip_output(s, p, &o, now) == 0)
-        count_out(&s->icmp_stats, type);
+    if (ns_ip_output(ip, p, &o, now) == 0)
+        count_out(&ip->icmp_stats, type);
 }
 
-static void echo_reply(struct ns_stack *s, struct ns_pkt *pkt, uint32_t len, uint32_t src,
+static void echo_reply(struct ns_ipv4 *ip, struct ns_pkt *pkt, uint32_t len, uint32_t src,
                        uint32_t dst, uint64_t now)
 {
-    struct ns_icmp_stats *st = &s->icmp_stats;
-    if (s->params.ip.icmp_echo_ignore_all) {
+    struct ns_icmp_stats *st = &ip->icmp_stats;
+    if (ip->params->icmp_echo_ignore_all) {
         st->echo_ignored++;
         return;
     }
     /* Smurf amplification: broadcast echoes are ignored, like Linux's
      * icmp_echo_ignore_broadcasts=1, and so are requests from sources that
      * name no single host. */
-    if ((pkt->flags & (NS_PKT_F_BCAST | NS_PKT_F_MCAST)) || ns_ip_is_bcast(s, dst) ||
-        ns_ip_is_mcast(dst) || !single_host(s, src)) {
+    if ((pkt->flags & (NS_PKT_F_BCAST | NS_PKT_F_MCAST)) || ns_ip_is_bcast(ip, dst) ||
+        ns_ip_is_mcast(dst) || !single_host(ip, src)) {
         st->echo_ignored++;
         return;
     }
@@ -187,26 +187,26 @@ static void echo_reply(struct ns_stack *s, struct ns_pkt *pkt, uint32_t len, uin
     ns_pkt_copy_out(pkt, 0, b, len);
     b[0] = NS_ICMP_ECHOREPLY;
     b[1] = 0;
-    ns_ip_wr16(b + 2, 0);
-    ns_ip_wr16(b + 2, ns_csum(b, len));
+    ns_wr16(b + 2, 0);
+    ns_wr16(b + 2, ns_csum(b, len));
     uint8_t tos = 0;
     if ((uint32_t)pkt->l3_off + NS_IP_HLEN <= ns_pkt_headroom(pkt))
         tos = ns_ip_rx_hdr(pkt)[1];
     struct ns_ip_out o = {.src = dst, .dst = src, .proto = NS_IPPROTO_ICMP, .tos = tos};
-    if (ns_ip_output(s, r, &o, now) == 0)
+    if (ns_ip_output(ip, r, &o, now) == 0)
         count_out(st, NS_ICMP_ECHOREPLY);
 }
 
-static void echo_event(struct ns_stack *s, const struct ns_pkt *pkt, const uint8_t *hdr,
+static void echo_event(struct ns_ipv4 *ip, const struct ns_pkt *pkt, const uint8_t *hdr,
                        uint32_t len, uint32_t src, uint8_t ttl, uint64_t now)
 {
-    if (!s->hooks.icmp_event)
+    if (!ip->icmp_event)
         return;
     struct ns_icmp_event ev = {
         .kind = NS_ICMP_EV_ECHO_REPLY,
         .from = src,
-        .id = ns_ip_rd16(hdr + 4),
-        .seq = ns_ip_rd16(hdr + 6),
+        .id = ns_rd16(hdr + 4),
+        .seq = ns_rd16(hdr + 6),
         .ttl = ttl,
         .bytes = len,
     };
@@ -217,7 +217,7 @@ static void echo_event(struct ns_stack *s, const struct ns_pkt *pkt, const uint8
             sent = sent << 8 | t[i];
         ev.rtt_us = now >= sent ? now - sent : 0;
     }
-    s->hooks.icmp_event(s->hooks.ctx, &ev, now);
+    ip->icmp_event(ip->icmp_ctx, &ev, now);
 }
 
 /* Linux's icmp_err_convert[] for destination unreachable codes 0-15. */
@@ -238,10 +238,10 @@ static uint32_t plateau_below(uint32_t len)
     return 68;
 }
 
-static void error_input(struct ns_stack *s, const struct ns_pkt *pkt, const uint8_t *hdr,
+static void error_input(struct ns_ipv4 *ip, const struct ns_pkt *pkt, const uint8_t *hdr,
                         uint32_t len, uint32_t src, uint8_t ttl, uint64_t now)
 {
-    struct ns_icmp_stats *st = &s->icmp_stats;
+    struct ns_icmp_stats *st = &ip->icmp_stats;
     uint8_t type = hdr[0], code = hdr[1];
     /* The quote: a whole IPv4 header plus the 8 bytes RFC 792 promises,
      * which hold the ports or the echo id/seq. */
@@ -267,52 +267,54 @@ static void error_input(struct ns_stack *s, const struct ns_pkt *pkt, const uint
     }
     /* We only ever send from our own addresses; anything else is not about
      * us (or is forged) and must not move PMTU or socket state. */
-    if (!ns_stack_iface_by_addr(s, ih.src)) {
+    if (!ns_link_iface_by_addr(ip->link, ih.src)) {
         st->in_errors++;
         return;
     }
     uint32_t mtu = 0;
     if (type == NS_ICMP_DEST_UNREACH && code == NS_ICMP_FRAG_NEEDED) {
-        mtu = ns_ip_rd16(hdr + 6);
+        mtu = ns_rd16(hdr + 6);
         if (mtu == 0)
             mtu = plateau_below(ih.tot_len);
         /* SCTP checks the quoted verification tag first (RFC 9260
          * Appendix C) and updates the cache itself, so a blind forger
          * cannot shrink the path of an association. */
         if (ih.proto != NS_IPPROTO_SCTP || (ih.frag & NS_IP_OFFMASK))
-            ns_pmtu_update(s, ih.dst, mtu, now);
+            ns_pmtu_update(ip, ih.dst, mtu, now);
     }
     if (ih.frag & NS_IP_OFFMASK)
         return; /* a later fragment: no transport header in the quote */
     const uint8_t *l4 = q + ih.ihl;
     if (ih.proto == NS_IPPROTO_ICMP && l4[0] == NS_ICMP_ECHO) {
-        if (s->hooks.icmp_event) {
+        if (ip->icmp_event) {
             struct ns_icmp_event ev = {
                 .kind = NS_ICMP_EV_ERROR,
                 .from = src,
-                .id = ns_ip_rd16(l4 + 4),
-                .seq = ns_ip_rd16(l4 + 6),
+                .id = ns_rd16(l4 + 4),
+                .seq = ns_rd16(l4 + 6),
                 .ttl = ttl,
                 .type = type,
                 .code = code,
                 .bytes = len,
                 .err = err,
             };
-            s->hooks.icmp_event(s->hooks.ctx, &ev, now);
+            ip->icmp_event(ip->icmp_ctx, &ev, now);
         }
     } else if (ih.proto == NS_IPPROTO_UDP) {
-        /* SCTP over UDP (RFC 6951 5.6) looks behind the UDP header. */
-        if (!ns_stack_sctp_udp_icmp_error(s, ih.src, ih.dst, l4, n - ih.ihl, type, code, mtu, now))
-            ns_udp_icmp_error(s, ih.src, ih.dst, ns_ip_rd16(l4), ns_ip_rd16(l4 + 2), err);
-    } else if (ih.proto == NS_IPPROTO_SCTP) {
-        ns_stack_sctp_icmp_error(s, ih.src, ih.dst, l4, n - ih.ihl, type, code, mtu, now);
+        /* An encapsulation on the socket (SCTP over UDP, RFC 6951 5.6)
+         * looks behind the UDP header. */
+        ns_udp_icmp_quote(ip, ih.src, ih.dst, l4, n - ih.ihl, type, code, mtu, err, now);
+    } else {
+        const struct ns_ip_proto *pr = ns_ipv4_proto(ip, ih.proto);
+        if (pr && pr->err)
+            pr->err(pr->ctx, ih.src, ih.dst, l4, n - ih.ihl, type, code, mtu, err, now);
     }
 }
 
-void ns_icmp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, uint32_t src,
+void ns_icmp_input(struct ns_ipv4 *ip, struct ns_iface *ifc, struct ns_pkt *pkt, uint32_t src,
                    uint32_t dst, uint8_t ttl, uint64_t now)
 {
-    struct ns_icmp_stats *st = &s->icmp_stats;
+    struct ns_icmp_stats *st = &ip->icmp_stats;
     st->in_msgs++;
     uint32_t len = ns_pkt_len(pkt);
     uint8_t hdr[ICMP_HLEN];
@@ -330,25 +332,25 @@ void ns_icmp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt,
     switch (hdr[0]) {
     case NS_ICMP_ECHO:
         st->in_echos++;
-        echo_reply(s, pkt, len, src, dst, now);
+        echo_reply(ip, pkt, len, src, dst, now);
         break;
     case NS_ICMP_ECHOREPLY:
         st->in_echo_reps++;
-        echo_event(s, pkt, hdr, len, src, ttl, now);
+        echo_event(ip, pkt, hdr, len, src, ttl, now);
         break;
     case NS_ICMP_DEST_UNREACH:
         st->in_dest_unreachs++;
         if (hdr[1] == NS_ICMP_FRAG_NEEDED)
             st->in_frag_needed++;
-        error_input(s, pkt, hdr, len, src, ttl, now);
+        error_input(ip, pkt, hdr, len, src, ttl, now);
         break;
     case NS_ICMP_TIME_EXCEEDED:
         st->in_time_excds++;
-        error_input(s, pkt, hdr, len, src, ttl, now);
+        error_input(ip, pkt, hdr, len, src, ttl, now);
         break;
     case NS_ICMP_PARAMETERPROB:
         st->in_parm_probs++;
-        error_input(s, pkt, hdr, len, src, ttl, now);
+        error_input(ip, pkt, hdr, len, src, ttl, now);
         break;
     default:
         st->in_unknown_types++;
@@ -357,7 +359,7 @@ void ns_icmp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt,
     ns_pkt_free(pkt);
 }
 
-int ns_icmp_echo_send(struct ns_stack *s, uint32_t dst, uint16_t id, uint16_t seq, uint32_t size,
+int ns_icmp_echo_send(struct ns_ipv4 *ip, uint32_t dst, uint16_t id, uint16_t seq, uint32_t size,
                       uint8_t ttl, uint64_t now)
 {
     if (size > NS_IP_MAXLEN - NS_IP_HLEN - ICMP_HLEN)
@@ -368,19 +370,19 @@ int ns_icmp_echo_send(struct ns_stack *s, uint32_t dst, uint16_t id, uint16_t se
     uint8_t *b = ns_pkt_put(p, ICMP_HLEN + size);
     b[0] = NS_ICMP_ECHO;
     b[1] = 0;
-    ns_ip_wr16(b + 2, 0);
-    ns_ip_wr16(b + 4, id);
-    ns_ip_wr16(b + 6, seq);
+    ns_wr16(b + 2, 0);
+    ns_wr16(b + 4, id);
+    ns_wr16(b + 6, seq);
     for (uint32_t i = 0; i < size; i++)
         b[ICMP_HLEN + i] = (uint8_t)i;
     if (size >= 8)
         for (int i = 0; i < 8; i++)
             b[ICMP_HLEN + i] = (uint8_t)(now >> (8 * i));
-    ns_ip_wr16(b + 2, ns_csum(b, ICMP_HLEN + size));
+    ns_wr16(b + 2, ns_csum(b, ICMP_HLEN + size));
     p->ts = now;
     struct ns_ip_out o = {.dst = dst, .proto = NS_IPPROTO_ICMP, .ttl = ttl};
-    int r = ns_ip_output(s, p, &o, now);
+    int r = ns_ip_output(ip, p, &o, now);
     if (r == 0)
-        count_out(&s->icmp_stats, NS_ICMP_ECHO);
+        count_out(&ip->icmp_stats, NS_ICMP_ECHO);
     return r;
 }

@@ -79,23 +79,23 @@ struct ns_icmp_event {
     int err;            /* errors: the errno a socket would see (EHOSTUNREACH, ...) */
 };
 
-struct ns_stack;
+struct ns_ipv4; /* ipv4/layer.h */
 struct ns_iface;
 
-void ns_icmp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, uint32_t src,
+void ns_icmp_input(struct ns_ipv4 *ip, struct ns_iface *ifc, struct ns_pkt *pkt, uint32_t src,
                    uint32_t dst, uint8_t ttl, uint64_t now);
 /* Send an ICMP error about `orig` (data at its IPv4 header), subject to
  * rate limiting and RFC 1122's never-about-an-error/broadcast/fragment rules.
  * `info` is the next-hop MTU for fragmentation-needed and the pointer for
  * parameter problem. Like Linux, the quote is as much of the original as
  * fits a 576-byte error datagram (548 bytes). Does not take orig. */
-void ns_icmp_send_error(struct ns_stack *s, const struct ns_pkt *orig, uint8_t type, uint8_t code,
+void ns_icmp_send_error(struct ns_ipv4 *ip, const struct ns_pkt *orig, uint8_t type, uint8_t code,
                         uint32_t info, uint64_t now);
 /* Send an echo request with `size` payload bytes: payload byte i is i
  * (like iputils), except that the first 8 carry `now` as a little-endian
  * u64 for the RTT when size >= 8. ttl 0 = the default. Returns 0 or -errno
  * (-EMSGSIZE above 65507 bytes, else from ns_ip_output). */
-int ns_icmp_echo_send(struct ns_stack *s, uint32_t dst, uint16_t id, uint16_t seq, uint32_t size,
+int ns_icmp_echo_send(struct ns_ipv4 *ip, uint32_t dst, uint16_t id, uint16_t seq, uint32_t size,
                       uint8_t ttl, uint64_t now);
 
 #endif

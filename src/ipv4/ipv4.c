@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "core/checksum.h"
-#include "stack/stack.h"
+#include "ipv4/layer.h"
 
 enum ns_ip_verdict ns_ip_parse(const uint8_t *b, uint32_t len, struct ns_ip_hdr *h)
 {
@@ -33,13 +33,13 @@ enum ns_ip_verdict ns_ip_parse(const uint8_t *b, uint32_t len, struct ns_ip_hdr 
         return NS_IP_BAD_CSUM;
     h->ihl = (uint8_t)ihl;
     h->tos = b[1];
-    h->tot_len = ns_ip_rd16(b + 2);
-    h->id = ns_ip_rd16(b + 4);
-    h->frag = ns_ip_rd16(b + 6);
+    h->tot_len = ns_rd16(b + 2);
+    h->id = ns_rd16(b + 4);
+    h->frag = ns_rd16(b + 6);
     h->ttl = b[8];
     h->proto = b[9];
-    h->src = ns_ip_rd32(b + 12);
-    h->dst = ns_ip_rd32(b + 16);
+    h->src = ns_rd32(b + 12);
+    h->dst = ns_rd32(b + 16);
     if (h->tot_len > len)
         return NS_IP_TRUNCATED;
     if (h->tot_len < ihl)
@@ -56,13 +56,13 @@ bool ns_ip_parse_quoted(const uint8_t *b, uint32_t len, struct ns_ip_hdr *h)
         return false;
     h->ihl = (uint8_t)ihl;
     h->tos = b[1];
-    h->tot_len = ns_ip_rd16(b + 2);
-    h->id = ns_ip_rd16(b + 4);
-    h->frag = ns_ip_rd16(b + 6);
+    h->tot_len = ns_rd16(b + 2);
+    h->id = ns_rd16(b + 4);
+    h->frag = ns_rd16(b + 6);
     h->ttl = b[8];
     h->proto = b[9];
-    h->src = ns_ip_rd32(b + 12);
-    h->dst = ns_ip_rd32(b + 16);
+    h->src = ns_rd32(b + 12);
+    h->dst = ns_rd32(b + 16);
     return h->tot_len >= ihl;
 }
 
@@ -70,15 +70,15 @@ void ns_ip_write(uint8_t *out, const struct ns_ip_hdr *h)
 {
     out[0] = 0x45;
     out[1] = h->tos;
-    ns_ip_wr16(out + 2, h->tot_len);
-    ns_ip_wr16(out + 4, h->id);
-    ns_ip_wr16(out + 6, h->frag);
+    ns_wr16(out + 2, h->tot_len);
+    ns_wr16(out + 4, h->id);
+    ns_wr16(out + 6, h->frag);
     out[8] = h->ttl;
     out[9] = h->proto;
     out[10] = out[11] = 0;
-    ns_ip_wr32(out + 12, h->src);
-    ns_ip_wr32(out + 16, h->dst);
-    ns_ip_wr16(out + 10, ns_csum(out, NS_IP_HLEN));
+    ns_wr32(out + 12, h->src);
+    ns_wr32(out + 16, h->dst);
+    ns_wr16(out + 10, ns_csum(out, NS_IP_HLEN));
 }
 
 bool ns_ip_rx_restore(struct ns_pkt *p)
@@ -89,12 +89,12 @@ bool ns_ip_rx_restore(struct ns_pkt *p)
     return ns_pkt_push(p, hr - p->l3_off) != NULL;
 }
 
-bool ns_ip_is_bcast(const struct ns_stack *s, uint32_t addr)
+bool ns_ip_is_bcast(const struct ns_ipv4 *ip, uint32_t addr)
 {
     if (addr == 0xffffffffu)
         return true;
-    for (uint32_t i = 0; i < s->n_ifaces; i++) {
-        const struct ns_iface *ifc = &s->ifaces[i];
+    for (uint32_t i = 0; i < ip->link->n_ifaces; i++) {
+        const struct ns_iface *ifc = &ip->link->ifaces[i];
         if (ifc->addr && ifc->plen < 31 && addr == (ifc->addr | ~ns_ip_mask(ifc->plen)))
             return true;
     }
@@ -114,9 +114,9 @@ static void drop(struct ns_pkt *pkt, uint64_t *ctr)
     ns_pkt_free(pkt);
 }
 
-void ns_ip_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, uint64_t now)
+void ns_ip_input(struct ns_ipv4 *ip, struct ns_iface *ifc, struct ns_pkt *pkt, uint64_t now)
 {
-    struct ns_ip_stats *st = &s->ip_stats;
+    struct ns_ip_stats *st = &ip->stats;
     st->in_receives++;
     /* l3_off is 16 bits wide: keep the header near the buffer start. */
     if (!ns_pkt_linearize(pkt, 0)) {
@@ -152,8 +152,8 @@ void ns_ip_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, u
     ns_pkt_trim(pkt, h.tot_len);
 
     /* Weak host model like Linux: any of our addresses on any interface. */
-    bool bcast = ns_ip_is_bcast(s, h.dst);
-    if (!bcast && !ns_stack_iface_by_addr(s, h.dst)) {
+    bool bcast = ns_ip_is_bcast(ip, h.dst);
+    if (!bcast && !ns_link_iface_by_addr(ip->link, h.dst)) {
         drop(pkt, &st->in_addr_errors);
         return;
     }
@@ -167,15 +167,7 @@ void ns_ip_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, u
         st->in_bcast++;
 
     if (h.frag & (NS_IP_MF | NS_IP_OFFMASK)) {
-        if (!s->reass.on_timeout) {
-            /* stack.c initialises reassembly without a callback or hash
-             * seed; the only way into it is through here, and no datagram
-             * is held yet, so this is early enough. */
-            s->reass.on_timeout = reass_timed_out;
-            s->reass.ctx = s;
-            s->reass.hash_seed = (uint32_t)ns_rng_u64(&s->rng);
-        }
-        pkt = ns_reass_add(&s->reass, pkt, &h, now);
+        pkt = ns_reass_add(&ip->reass, pkt, &h, now);
         if (!pkt)
             return;
         if (ns_ip_parse(pkt->data, pkt->len, &h) != NS_IP_OK) {
@@ -190,25 +182,28 @@ void ns_ip_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, u
     case NS_IPPROTO_ICMP:
         st->in_delivers++;
         ns_pkt_pull(pkt, h.ihl);
-        ns_icmp_input(s, ifc, pkt, h.src, h.dst, h.ttl, now);
+        ns_icmp_input(ip, ifc, pkt, h.src, h.dst, h.ttl, now);
         return;
     case NS_IPPROTO_UDP:
         st->in_delivers++;
         ns_pkt_pull(pkt, h.ihl);
-        ns_udp_input(s, ifc, pkt, h.src, h.dst, now);
-        return;
-    case NS_IPPROTO_SCTP:
-        st->in_delivers++;
-        ns_pkt_pull(pkt, h.ihl);
-        ns_stack_sctp_input(s, pkt, h.src, h.dst, bcast, now);
+        ns_udp_input(ip, ifc, pkt, h.src, h.dst, now);
         return;
     default:
-        st->in_unknown_protos++;
-        if (!bcast)
-            ns_icmp_send_error(s, pkt, NS_ICMP_DEST_UNREACH, NS_ICMP_PROT_UNREACH, 0, now);
-        ns_pkt_free(pkt);
+        break;
+    }
+    /* The protocols above IPv4 (SCTP) registered their input. */
+    const struct ns_ip_proto *pr = ns_ipv4_proto(ip, h.proto);
+    if (pr && pr->input) {
+        st->in_delivers++;
+        ns_pkt_pull(pkt, h.ihl);
+        pr->input(pr->ctx, pkt, h.src, h.dst, bcast, now);
         return;
     }
+    st->in_unknown_protos++;
+    if (!bcast)
+        ns_icmp_send_error(ip, pkt, NS_ICMP_DEST_UNREACH, NS_ICMP_PROT_UNREACH, 0, now);
+    ns_pkt_free(pkt);
 }
 
 static bool bcast_on(const struct ns_iface *ifc, uint32_t dst)
@@ -220,26 +215,26 @@ static bool bcast_on(const struct ns_iface *ifc, uint32_t dst)
 
 /* Hand one finished IPv4 packet to the link: broadcasts go straight out with
  * the Ethernet broadcast address, everything else through ARP. */
-static int send_one(struct ns_stack *s, const struct ns_route *rt, struct ns_pkt *pkt, bool bcast,
+static int send_one(struct ns_ipv4 *ip, const struct ns_route *rt, struct ns_pkt *pkt, bool bcast,
                     uint64_t now)
 {
     pkt->nexthop = rt->nexthop;
     pkt->ifindex = rt->ifc->index;
     pkt->flags |= NS_PKT_F_LOCAL;
     if (bcast) {
-        ns_eth_output(s, rt->ifc, pkt, &ns_mac_bcast, NS_ETHERTYPE_IPV4);
+        ns_eth_output(ip->link, rt->ifc, pkt, &ns_mac_bcast, NS_ETHERTYPE_IPV4);
         return 0;
     }
     uint8_t key[4];
-    ns_ip_wr32(key, rt->nexthop);
-    return ns_neigh_output(&s->arp_tbl, rt->ifc->index, key, pkt, now);
+    ns_wr32(key, rt->nexthop);
+    return ns_neigh_output(&ip->arp->tbl, rt->ifc->index, key, pkt, now);
 }
 
-int ns_ip_output(struct ns_stack *s, struct ns_pkt *pkt, const struct ns_ip_out *o, uint64_t now)
+int ns_ip_output(struct ns_ipv4 *ip, struct ns_pkt *pkt, const struct ns_ip_out *o, uint64_t now)
 {
-    struct ns_ip_stats *st = &s->ip_stats;
+    struct ns_ip_stats *st = &ip->stats;
     struct ns_route rt;
-    if (!ns_route_lookup(s, o->dst, now, &rt)) {
+    if (!ns_route_lookup(ip, o->dst, now, &rt)) {
         drop(pkt, &st->out_no_routes);
         return -ENETUNREACH;
     }
@@ -253,9 +248,9 @@ int ns_ip_output(struct ns_stack *s, struct ns_pkt *pkt, const struct ns_ip_out 
         .ihl = NS_IP_HLEN,
         .tos = o->tos,
         .tot_len = (uint16_t)(NS_IP_HLEN + plen),
-        .id = s->ip_id++,
+        .id = ip->ip_id++,
         .frag = o->df ? NS_IP_DF : 0,
-        .ttl = o->ttl ? o->ttl : (uint8_t)s->params.ip.default_ttl,
+        .ttl = o->ttl ? o->ttl : (uint8_t)ip->params->default_ttl,
         .proto = o->proto,
         .src = o->src ? o->src : rt.src,
         .dst = o->dst,
@@ -272,7 +267,7 @@ int ns_ip_output(struct ns_stack *s, struct ns_pkt *pkt, const struct ns_ip_out 
             b = ns_pkt_push(pkt, NS_IP_HLEN);
         }
         ns_ip_write(b, &h);
-        return send_one(s, &rt, pkt, bcast, now);
+        return send_one(ip, &rt, pkt, bcast, now);
     }
     if (o->df) {
         drop(pkt, &st->frag_fails);
@@ -285,7 +280,7 @@ int ns_ip_output(struct ns_stack *s, struct ns_pkt *pkt, const struct ns_ip_out 
             return -ENOMEM;
         }
         uint16_t c = (uint16_t)~ns_csum_fold(ns_csum_pkt(pkt, 0, plen, 0));
-        ns_ip_wr16(pkt->data + 6, c ? c : 0xffff);
+        ns_wr16(pkt->data + 6, c ? c : 0xffff);
         pkt->flags &= (uint16_t)~NS_PKT_F_CSUM_PARTIAL;
     }
 
@@ -311,7 +306,7 @@ int ns_ip_output(struct ns_stack *s, struct ns_pkt *pkt, const struct ns_ip_out 
         ns_pkt_copy_out(pkt, off, b + NS_IP_HLEN, n);
         f->ts = pkt->ts;
         st->frag_creates++;
-        int r = send_one(s, &rt, f, bcast, now);
+        int r = send_one(ip, &rt, f, bcast, now);
         if (r < 0) {
             drop(pkt, &st->frag_fails);
             return r;
@@ -323,9 +318,9 @@ int ns_ip_output(struct ns_stack *s, struct ns_pkt *pkt, const struct ns_ip_out 
     return 0;
 }
 
-void ns_ip_local_error(struct ns_stack *s, struct ns_pkt *pkt, int err, uint64_t now)
+void ns_ip_local_error(struct ns_ipv4 *ip, struct ns_pkt *pkt, int err, uint64_t now)
 {
-    s->ip_stats.host_unreach_local++;
+    ip->stats.host_unreach_local++;
     uint8_t b[60 + 8];
     uint32_t len = ns_pkt_len(pkt);
     uint32_t n = len < sizeof(b) ? len : (uint32_t)sizeof(b);
@@ -342,21 +337,96 @@ void ns_ip_local_error(struct ns_stack *s, struct ns_pkt *pkt, int err, uint64_t
         struct ns_icmp_event ev = {
             .kind = NS_ICMP_EV_ERROR,
             .from = h.src,
-            .id = ns_ip_rd16(l4 + 4),
-            .seq = ns_ip_rd16(l4 + 6),
+            .id = ns_rd16(l4 + 4),
+            .seq = ns_rd16(l4 + 6),
             .type = NS_ICMP_DEST_UNREACH,
             .code = NS_ICMP_HOST_UNREACH,
             .bytes = (uint32_t)(h.tot_len - h.ihl),
             .err = err,
         };
         ns_pkt_free(pkt);
-        if (s->hooks.icmp_event)
-            s->hooks.icmp_event(s->hooks.ctx, &ev, now);
+        if (ip->icmp_event)
+            ip->icmp_event(ip->icmp_ctx, &ev, now);
         return;
     }
     ns_pkt_free(pkt);
     if (h.proto == NS_IPPROTO_UDP)
-        ns_udp_icmp_error(s, h.src, h.dst, ns_ip_rd16(l4), ns_ip_rd16(l4 + 2), err);
+        ns_udp_icmp_error(ip, h.src, h.dst, ns_rd16(l4), ns_rd16(l4 + 2), err);
+}
+
+/* ---- The layer ------------------------------------------------------------ */
+
+static void ip_rx(void *ctx, struct ns_iface *ifc, struct ns_pkt *pkt, uint64_t now)
+{
+    ns_ip_input(ctx, ifc, pkt, now);
+}
+
+/* ARP could not resolve the next hop of a queued packet: the local sender
+ * hears of it (socket error, ping's "Destination Host Unreachable"), a
+ * forwarded one would get an ICMP host unreachable. */
+void ns_ipv4_neigh_unreachable(void *ctx, struct ns_pkt *pkt, uint64_t now)
+{
+    struct ns_ipv4 *ip = ctx;
+    if (pkt->flags & NS_PKT_F_LOCAL) {
+        ns_ip_local_error(ip, pkt, EHOSTUNREACH, now); /* frees pkt */
+        return;
+    }
+    ns_icmp_send_error(ip, pkt, NS_ICMP_DEST_UNREACH, NS_ICMP_HOST_UNREACH, 0, now);
+    ns_pkt_free(pkt);
+}
+
+int ns_ipv4_init(struct ns_ipv4 *ip, struct ns_link *l, struct ns_arp *arp,
+                 const struct ns_ip_params *params, struct ns_timers *timers, struct ns_rng *rng)
+{
+    memset(ip, 0, sizeof(*ip));
+    ip->link = l;
+    ip->arp = arp;
+    ip->params = params;
+    ip->timers = timers;
+    ip->rng = rng;
+    ip->ip_id = (uint16_t)ns_rng_u64(rng);
+    ip->udp.next_ephemeral =
+        (uint16_t)(NS_UDP_EPHEMERAL_MIN +
+                   ns_rng_below(rng, NS_UDP_EPHEMERAL_MAX + 1 - NS_UDP_EPHEMERAL_MIN));
+    ns_reass_init(&ip->reass, params, timers, &ip->stats);
+    ip->reass.on_timeout = reass_timed_out;
+    ip->reass.ctx = ip;
+    ip->reass.seed_rng = rng;
+    int r = ns_link_register(l, NS_ETHERTYPE_IPV4, ip_rx, ip);
+    if (r < 0) {
+        ns_reass_free(&ip->reass);
+        return r;
+    }
+    return 0;
+}
+
+void ns_ipv4_free(struct ns_ipv4 *ip)
+{
+    ns_udp_table_free(ip);
+    ns_reass_free(&ip->reass);
+}
+
+int ns_ipv4_register(struct ns_ipv4 *ip, uint8_t proto, ns_ip_proto_input_fn input,
+                     ns_ip_proto_err_fn err, void *ctx)
+{
+    if (proto == 0 || proto == NS_IPPROTO_ICMP || proto == NS_IPPROTO_UDP ||
+        ns_ipv4_proto(ip, proto))
+        return -EEXIST;
+    for (int i = 0; i < NS_IP_MAX_PROTOS; i++) {
+        if (ip->protos[i].proto == 0) {
+            ip->protos[i] = (struct ns_ip_proto){proto, input, err, ctx};
+            return 0;
+        }
+    }
+    return -ENOSPC;
+}
+
+const struct ns_ip_proto *ns_ipv4_proto(const struct ns_ipv4 *ip, uint8_t proto)
+{
+    for (int i = 0; i < NS_IP_MAX_PROTOS; i++)
+        if (ip->protos[i].proto == proto)
+            return &ip->protos[i];
+    return NULL;
 }
 
 /* One decimal number of 1-maxd digits, no sign and no leading zero (so

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/bytes.h"
 #include "core/counters.h"
 #include "core/pkt.h"
 
@@ -55,28 +56,6 @@ enum ns_ip_verdict ns_ip_parse(const uint8_t *b, uint32_t len, struct ns_ip_hdr 
 bool ns_ip_parse_quoted(const uint8_t *b, uint32_t len, struct ns_ip_hdr *h);
 /* Write a 20-byte header with checksum (h->ihl is ignored). */
 void ns_ip_write(uint8_t *out, const struct ns_ip_hdr *h);
-
-/* Big-endian field access for the IPv4 family of headers. */
-static inline uint16_t ns_ip_rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-static inline uint32_t ns_ip_rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static inline void ns_ip_wr16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static inline void ns_ip_wr32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
 
 /* Netmask of a prefix length (0..32), host order. */
 static inline uint32_t ns_ip_mask(uint8_t plen)
@@ -131,11 +110,11 @@ struct ns_ip_stats {
     NS_IP_COUNTERS(NS_CTR_FIELD)
 };
 
-struct ns_stack;
+struct ns_ipv4; /* ipv4/layer.h */
 struct ns_iface;
 
 /* pkt->data at the IPv4 header, received on ifc. Takes ownership. */
-void ns_ip_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, uint64_t now);
+void ns_ip_input(struct ns_ipv4 *ip, struct ns_iface *ifc, struct ns_pkt *pkt, uint64_t now);
 
 struct ns_ip_out {
     uint32_t src; /* 0: the outgoing interface's address */
@@ -150,18 +129,18 @@ struct ns_ip_out {
  * Returns 0 when handed to the link (sent or queued for resolution),
  * -ENETUNREACH (no route), -EMSGSIZE (DF and larger than the MTU),
  * -ENOBUFS/-ENOMEM. Marks the packet NS_PKT_F_LOCAL. */
-int ns_ip_output(struct ns_stack *s, struct ns_pkt *pkt, const struct ns_ip_out *o, uint64_t now);
+int ns_ip_output(struct ns_ipv4 *ip, struct ns_pkt *pkt, const struct ns_ip_out *o, uint64_t now);
 
 /* A locally originated packet (data at its IPv4 header) could not be
  * delivered (neighbour resolution failed): report `err` to its sender.
  * Only the offset-0 fragment of a datagram carries the transport header, so
  * only it produces an event or socket error; every packet counts
  * host_unreach_local. Takes ownership. */
-void ns_ip_local_error(struct ns_stack *s, struct ns_pkt *pkt, int err, uint64_t now);
+void ns_ip_local_error(struct ns_ipv4 *ip, struct ns_pkt *pkt, int err, uint64_t now);
 
 /* addr is 255.255.255.255 or the subnet broadcast of an interface with a
  * prefix of at most /30 (a /31 or /32 has no broadcast address). */
-bool ns_ip_is_bcast(const struct ns_stack *s, uint32_t addr);
+bool ns_ip_is_bcast(const struct ns_ipv4 *ip, uint32_t addr);
 
 /* "198.18.0.1" <-> host-order address. */
 bool ns_ip_parse_addr(const char *str, uint32_t *addr);

@@ -166,10 +166,10 @@ static struct ns_pkt *dgram_build(struct ns_reass *r, struct ns_reass_dgram *d)
     ns_pkt_copy_out(f0->pkt, 0, b, hlen);
     for (const struct ns_reass_frag *f = d->frags; f; f = f->next)
         ns_pkt_copy_out(f->pkt, f->hlen, b + hlen + f->off, f->len);
-    ns_ip_wr16(b + 2, (uint16_t)(hlen + d->total_len));
-    ns_ip_wr16(b + 6, 0);
-    ns_ip_wr16(b + 10, 0);
-    ns_ip_wr16(b + 10, ns_csum(b, hlen));
+    ns_wr16(b + 2, (uint16_t)(hlen + d->total_len));
+    ns_wr16(b + 6, 0);
+    ns_wr16(b + 10, 0);
+    ns_wr16(b + 10, ns_csum(b, hlen));
     p->ifindex = f0->pkt->ifindex;
     p->flags = f0->pkt->flags;
     p->ts = f0->pkt->ts;
@@ -183,6 +183,10 @@ struct ns_pkt *ns_reass_add(struct ns_reass *r, struct ns_pkt *pkt, const struct
 {
     struct ns_ip_stats *st = r->stats;
     st->reasm_reqds++;
+    if (r->seed_rng) {
+        r->hash_seed = (uint32_t)ns_rng_u64(r->seed_rng);
+        r->seed_rng = NULL;
+    }
     uint32_t off = (uint32_t)(h->frag & NS_IP_OFFMASK) * 8;
     uint32_t plen = (uint32_t)h->tot_len - h->ihl;
     uint32_t end = off + plen;

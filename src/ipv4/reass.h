@@ -8,8 +8,9 @@
 
 #include <stdint.h>
 
-#include "core/params.h"
+#include "ipv4/ip_params.h"
 #include "core/pkt.h"
+#include "core/rng.h"
 #include "core/timer.h"
 #include "ipv4/ipv4.h"
 
@@ -40,9 +41,11 @@ struct ns_reass {
     uint32_t mem;
     uint32_t count;
     /* Mixed into the bucket hash so remote hosts cannot aim all their
-     * datagrams at one chain. Set before the first fragment arrives (the
-     * IPv4 input does it from the stack's rng); 0 after ns_reass_init. */
+     * datagrams at one chain: drawn from seed_rng when the first fragment
+     * arrives (so a stack that never reassembles draws nothing); 0 after
+     * ns_reass_init until then, or for good without a seed_rng. */
     uint32_t hash_seed;
+    struct ns_rng *seed_rng;
     /* Called for a datagram that timed out with its first fragment (for
      * ICMP time exceeded); pkt is the first fragment, not owned. */
     void (*on_timeout)(void *ctx, const struct ns_pkt *first, uint64_t now);

@@ -10,16 +10,16 @@
 
 #include <string.h>
 
-#include "stack/stack.h"
+#include "ipv4/layer.h"
 
 #define PMTU_MIN 68 /* RFC 791: every host must take 68-byte datagrams */
 
 /* Longest prefix among up interfaces with an address that covers a. */
-static struct ns_iface *onlink(struct ns_stack *s, uint32_t a)
+static struct ns_iface *onlink(struct ns_ipv4 *ip, uint32_t a)
 {
     struct ns_iface *best = NULL;
-    for (uint32_t i = 0; i < s->n_ifaces; i++) {
-        struct ns_iface *ifc = &s->ifaces[i];
+    for (uint32_t i = 0; i < ip->link->n_ifaces; i++) {
+        struct ns_iface *ifc = &ip->link->ifaces[i];
         if (!ifc->up || !ifc->addr)
             continue;
         uint32_t m = ns_ip_mask(ifc->plen);
@@ -30,24 +30,24 @@ static struct ns_iface *onlink(struct ns_stack *s, uint32_t a)
 }
 
 /* The route without the PMTU cache. */
-static bool route_base(struct ns_stack *s, uint32_t dst, struct ns_route *rt)
+static bool route_base(struct ns_ipv4 *ip, uint32_t dst, struct ns_route *rt)
 {
     struct ns_iface *ifc = NULL;
     uint32_t nexthop = dst;
     if (dst == 0xffffffffu) {
         /* Limited broadcast never leaves the link: the first interface that
          * is up, even without an address (a DHCP client's case). */
-        for (uint32_t i = 0; i < s->n_ifaces && !ifc; i++)
-            if (s->ifaces[i].up)
-                ifc = &s->ifaces[i];
+        for (uint32_t i = 0; i < ip->link->n_ifaces && !ifc; i++)
+            if (ip->link->ifaces[i].up)
+                ifc = &ip->link->ifaces[i];
     } else if (dst == 0 || ns_ip_is_mcast(dst) || (dst >> 28) == 0xf || (dst >> 24) == 127) {
         /* Unspecified, multicast (no group support), class E and loopback
          * (no loopback device) are not routable here. */
         return false;
-    } else if (!(ifc = onlink(s, dst))) {
-        if (!s->gateway || !(ifc = onlink(s, s->gateway)))
+    } else if (!(ifc = onlink(ip, dst))) {
+        if (!ip->gateway || !(ifc = onlink(ip, ip->gateway)))
             return false;
-        nexthop = s->gateway;
+        nexthop = ip->gateway;
     }
     if (!ifc)
         return false;
@@ -58,11 +58,11 @@ static bool route_base(struct ns_stack *s, uint32_t dst, struct ns_route *rt)
     return true;
 }
 
-bool ns_route_lookup(struct ns_stack *s, uint32_t dst, uint64_t now, struct ns_route *rt)
+bool ns_route_lookup(struct ns_ipv4 *ip, uint32_t dst, uint64_t now, struct ns_route *rt)
 {
-    if (!route_base(s, dst, rt))
+    if (!route_base(ip, dst, rt))
         return false;
-    uint32_t pmtu = dst == 0xffffffffu ? 0 : ns_pmtu_get(s, dst, now);
+    uint32_t pmtu = dst == 0xffffffffu ? 0 : ns_pmtu_get(ip, dst, now);
     if (pmtu && pmtu < rt->mtu)
         rt->mtu = pmtu;
     return true;
@@ -73,10 +73,10 @@ static bool live(const struct ns_pmtu_entry *e, uint64_t now)
     return e->mtu != 0 && e->expires > now;
 }
 
-void ns_pmtu_update(struct ns_stack *s, uint32_t dst, uint32_t mtu, uint64_t now)
+void ns_pmtu_update(struct ns_ipv4 *ip, uint32_t dst, uint32_t mtu, uint64_t now)
 {
     struct ns_route rt;
-    if (!route_base(s, dst, &rt) || dst == 0xffffffffu)
+    if (!route_base(ip, dst, &rt) || dst == 0xffffffffu)
         return;
     if (mtu < PMTU_MIN)
         mtu = PMTU_MIN;
@@ -84,10 +84,10 @@ void ns_pmtu_update(struct ns_stack *s, uint32_t dst, uint32_t mtu, uint64_t now
      * forged ICMP raise the estimate). */
     if (mtu >= rt.mtu)
         return;
-    uint64_t expires = now + (uint64_t)s->params.ip.pmtu_expires_ms * NS_MS;
+    uint64_t expires = now + (uint64_t)ip->params->pmtu_expires_ms * NS_MS;
     struct ns_pmtu_entry *victim = NULL;
     for (int i = 0; i < NS_PMTU_SLOTS; i++) {
-        struct ns_pmtu_entry *e = &s->pmtu.e[i];
+        struct ns_pmtu_entry *e = &ip->pmtu.e[i];
         if (live(e, now) && e->dst == dst) {
             if (mtu < e->mtu) {
                 e->mtu = mtu;
@@ -105,10 +105,10 @@ void ns_pmtu_update(struct ns_stack *s, uint32_t dst, uint32_t mtu, uint64_t now
     victim->expires = expires;
 }
 
-uint32_t ns_pmtu_get(struct ns_stack *s, uint32_t dst, uint64_t now)
+uint32_t ns_pmtu_get(struct ns_ipv4 *ip, uint32_t dst, uint64_t now)
 {
     for (int i = 0; i < NS_PMTU_SLOTS; i++) {
-        const struct ns_pmtu_entry *e = &s->pmtu.e[i];
+        const struct ns_pmtu_entry *e = &ip->pmtu.e[i];
         if (live(e, now) && e->dst == dst)
             return e->mtu;
     }

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct ns_stack;
+struct ns_ipv4;
 struct ns_iface;
 
 struct ns_route {
@@ -18,7 +18,7 @@ struct ns_route {
 
 /* Longest-prefix match over the interfaces' subnets, then the gateway.
  * Returns false (no route) when nothing matches. */
-bool ns_route_lookup(struct ns_stack *s, uint32_t dst, uint64_t now, struct ns_route *rt);
+bool ns_route_lookup(struct ns_ipv4 *ip, uint32_t dst, uint64_t now, struct ns_route *rt);
 
 #define NS_PMTU_SLOTS 64
 struct ns_pmtu_entry {
@@ -31,8 +31,8 @@ struct ns_pmtu_cache {
 };
 
 /* Learn a smaller path MTU for dst (never below 68, never raised). */
-void ns_pmtu_update(struct ns_stack *s, uint32_t dst, uint32_t mtu, uint64_t now);
+void ns_pmtu_update(struct ns_ipv4 *ip, uint32_t dst, uint32_t mtu, uint64_t now);
 /* 0 when nothing (unexpired) is known. */
-uint32_t ns_pmtu_get(struct ns_stack *s, uint32_t dst, uint64_t now);
+uint32_t ns_pmtu_get(struct ns_ipv4 *ip, uint32_t dst, uint64_t now);
 
 #endif

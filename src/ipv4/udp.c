@@ -17,43 +17,43 @@
 #include <string.h>
 
 #include "core/checksum.h"
-#include "stack/stack.h"
+#include "ipv4/layer.h"
 
-struct ns_udp_sock *ns_udp_open(struct ns_stack *s)
+struct ns_udp_sock *ns_udp_open(struct ns_ipv4 *ip)
 {
     struct ns_udp_sock *sk = calloc(1, sizeof(*sk));
     if (!sk)
         return NULL;
-    sk->s = s;
-    sk->rcvbuf = s->params.ip.udp_rcvbuf_bytes;
+    sk->ip = ip;
+    sk->rcvbuf = ip->params->udp_rcvbuf_bytes;
     ns_pktq_init(&sk->rxq);
-    sk->next = s->udp.socks;
-    s->udp.socks = sk;
+    sk->next = ip->udp.socks;
+    ip->udp.socks = sk;
     return sk;
 }
 
 /* Another socket already holds (addr, port): same port and the same
  * address or a wildcard on either side (no SO_REUSEADDR). */
-static bool port_taken(const struct ns_stack *s, const struct ns_udp_sock *self, uint32_t addr,
+static bool port_taken(const struct ns_ipv4 *ip, const struct ns_udp_sock *self, uint32_t addr,
                        uint16_t port)
 {
-    for (const struct ns_udp_sock *o = s->udp.socks; o; o = o->next)
+    for (const struct ns_udp_sock *o = ip->udp.socks; o; o = o->next)
         if (o != self && o->lport == port && (!o->laddr || !addr || o->laddr == addr))
             return true;
     return false;
 }
 
-static int pick_port(struct ns_stack *s, const struct ns_udp_sock *self, uint32_t addr)
+static int pick_port(struct ns_ipv4 *ip, const struct ns_udp_sock *self, uint32_t addr)
 {
     const uint32_t range = NS_UDP_EPHEMERAL_MAX - NS_UDP_EPHEMERAL_MIN + 1;
-    uint32_t start = s->udp.next_ephemeral;
+    uint32_t start = ip->udp.next_ephemeral;
     if (start < NS_UDP_EPHEMERAL_MIN || start > NS_UDP_EPHEMERAL_MAX)
         start = NS_UDP_EPHEMERAL_MIN;
     for (uint32_t i = 0; i < range; i++) {
         uint16_t port =
             (uint16_t)(NS_UDP_EPHEMERAL_MIN + (start - NS_UDP_EPHEMERAL_MIN + i) % range);
-        if (!port_taken(s, self, addr, port)) {
-            s->udp.next_ephemeral =
+        if (!port_taken(ip, self, addr, port)) {
+            ip->udp.next_ephemeral =
                 port == NS_UDP_EPHEMERAL_MAX ? NS_UDP_EPHEMERAL_MIN : (uint16_t)(port + 1);
             return port;
         }
@@ -63,17 +63,17 @@ static int pick_port(struct ns_stack *s, const struct ns_udp_sock *self, uint32_
 
 int ns_udp_bind(struct ns_udp_sock *sk, uint32_t addr, uint16_t port)
 {
-    struct ns_stack *s = sk->s;
+    struct ns_ipv4 *ip = sk->ip;
     if (sk->lport)
         return -EINVAL;
-    if (addr && !ns_stack_iface_by_addr(s, addr) && !ns_ip_is_bcast(s, addr))
+    if (addr && !ns_link_iface_by_addr(ip->link, addr) && !ns_ip_is_bcast(ip, addr))
         return -EADDRNOTAVAIL;
     if (port == 0) {
-        int p = pick_port(s, sk, addr);
+        int p = pick_port(ip, sk, addr);
         if (p < 0)
             return p;
         port = (uint16_t)p;
-    } else if (port_taken(s, sk, addr, port)) {
+    } else if (port_taken(ip, sk, addr, port)) {
         return -EADDRINUSE;
     }
     sk->laddr = addr;
@@ -88,7 +88,7 @@ int ns_udp_connect(struct ns_udp_sock *sk, uint32_t addr, uint16_t port)
     struct ns_route rt;
     /* Only the source address is wanted here, which does not depend on the
      * PMTU cache, so any time will do. */
-    if (!ns_route_lookup(sk->s, addr, 0, &rt))
+    if (!ns_route_lookup(sk->ip, addr, 0, &rt))
         return -ENETUNREACH;
     if (!sk->lport) {
         int r = ns_udp_bind(sk, 0, 0);
@@ -105,7 +105,7 @@ int ns_udp_connect(struct ns_udp_sock *sk, uint32_t addr, uint16_t port)
 ssize_t ns_udp_sendto(struct ns_udp_sock *sk, const void *buf, uint32_t len, uint32_t dst,
                       uint16_t dport, uint64_t now)
 {
-    struct ns_stack *s = sk->s;
+    struct ns_ipv4 *ip = sk->ip;
     if (!dst) {
         if (!sk->raddr)
             return -EDESTADDRREQ;
@@ -120,8 +120,8 @@ ssize_t ns_udp_sendto(struct ns_udp_sock *sk, const void *buf, uint32_t len, uin
         return -EFAULT;
     /* The checksum covers the source address, so pick it before IP does. */
     struct ns_route rt;
-    if (!ns_route_lookup(s, dst, now, &rt)) {
-        s->ip_stats.out_no_routes++;
+    if (!ns_route_lookup(ip, dst, now, &rt)) {
+        ip->stats.out_no_routes++;
         return -ENETUNREACH;
     }
     if (!sk->lport) {
@@ -129,32 +129,32 @@ ssize_t ns_udp_sendto(struct ns_udp_sock *sk, const void *buf, uint32_t len, uin
         if (r < 0)
             return r;
     }
-    uint32_t src = sk->laddr && !ns_ip_is_bcast(s, sk->laddr) ? sk->laddr : rt.src;
+    uint32_t src = sk->laddr && !ns_ip_is_bcast(ip, sk->laddr) ? sk->laddr : rt.src;
     uint16_t ulen = (uint16_t)(NS_UDP_HLEN + len);
     struct ns_pkt *p = ns_pkt_alloc(NS_PKT_HEADROOM, ulen);
     if (!p) {
-        s->udp_stats.sndbuf_errors++;
+        ip->udp_stats.sndbuf_errors++;
         return -ENOBUFS;
     }
     uint8_t *b = ns_pkt_put(p, ulen);
-    ns_ip_wr16(b, sk->lport);
-    ns_ip_wr16(b + 2, dport);
-    ns_ip_wr16(b + 4, ulen);
-    ns_ip_wr16(b + 6, 0);
+    ns_wr16(b, sk->lport);
+    ns_wr16(b + 2, dport);
+    ns_wr16(b + 4, ulen);
+    ns_wr16(b + 6, 0);
     if (len)
         memcpy(b + NS_UDP_HLEN, buf, len);
     uint16_t c = (uint16_t)~ns_csum_fold(
         ns_csum_add(ns_csum_pseudo(src, dst, NS_IPPROTO_UDP, ulen), b, ulen));
-    ns_ip_wr16(b + 6, c ? c : 0xffff);
+    ns_wr16(b + 6, c ? c : 0xffff);
     p->ts = now;
     struct ns_ip_out o = {.src = src, .dst = dst, .proto = NS_IPPROTO_UDP};
-    int r = ns_ip_output(s, p, &o, now);
+    int r = ns_ip_output(ip, p, &o, now);
     if (r < 0) {
         if (r == -ENOBUFS || r == -ENOMEM)
-            s->udp_stats.sndbuf_errors++;
+            ip->udp_stats.sndbuf_errors++;
         return r;
     }
-    s->udp_stats.out_datagrams++;
+    ip->udp_stats.out_datagrams++;
     return (ssize_t)len;
 }
 
@@ -180,7 +180,7 @@ ssize_t ns_udp_recvfrom(struct ns_udp_sock *sk, void *buf, uint32_t cap, uint32_
     if (sport) {
         *sport = 0;
         if ((uint32_t)p->l4_off + NS_UDP_HLEN <= ns_pkt_headroom(p))
-            *sport = ns_ip_rd16(p->buf->data + p->l4_off);
+            *sport = ns_rd16(p->buf->data + p->l4_off);
     }
     ns_pkt_free(p);
     return (ssize_t)n;
@@ -190,7 +190,7 @@ void ns_udp_close(struct ns_udp_sock *sk)
 {
     if (!sk)
         return;
-    struct ns_udp_sock **pp = &sk->s->udp.socks;
+    struct ns_udp_sock **pp = &sk->ip->udp.socks;
     while (*pp && *pp != sk)
         pp = &(*pp)->next;
     if (*pp)
@@ -199,18 +199,18 @@ void ns_udp_close(struct ns_udp_sock *sk)
     free(sk);
 }
 
-void ns_udp_table_free(struct ns_stack *s)
+void ns_udp_table_free(struct ns_ipv4 *ip)
 {
-    while (s->udp.socks)
-        ns_udp_close(s->udp.socks);
+    while (ip->udp.socks)
+        ns_udp_close(ip->udp.socks);
 }
 
-static struct ns_udp_sock *lookup(struct ns_stack *s, uint32_t laddr, uint16_t lport,
+static struct ns_udp_sock *lookup(struct ns_ipv4 *ip, uint32_t laddr, uint16_t lport,
                                   uint32_t raddr, uint16_t rport)
 {
     struct ns_udp_sock *best = NULL;
     int best_score = -1;
-    for (struct ns_udp_sock *sk = s->udp.socks; sk; sk = sk->next) {
+    for (struct ns_udp_sock *sk = ip->udp.socks; sk; sk = sk->next) {
         if (sk->lport != lport)
             continue;
         int score = 0;
@@ -238,38 +238,38 @@ static void drop(struct ns_pkt *pkt, uint64_t *ctr)
     ns_pkt_free(pkt);
 }
 
-void ns_udp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, uint32_t src,
+void ns_udp_input(struct ns_ipv4 *ip, struct ns_iface *ifc, struct ns_pkt *pkt, uint32_t src,
                   uint32_t dst, uint64_t now)
 {
-    struct ns_udp_stats *st = &s->udp_stats;
+    struct ns_udp_stats *st = &ip->udp_stats;
     uint32_t len = ns_pkt_len(pkt);
     uint8_t h[NS_UDP_HLEN];
     if (len < NS_UDP_HLEN || !ns_pkt_copy_out(pkt, 0, h, NS_UDP_HLEN)) {
         drop(pkt, &st->in_errors);
         return;
     }
-    uint16_t ulen = ns_ip_rd16(h + 4);
+    uint16_t ulen = ns_rd16(h + 4);
     if (ulen < NS_UDP_HLEN || ulen > len) {
         drop(pkt, &st->in_errors);
         return;
     }
     /* Bytes past the UDP length are not part of the datagram. */
     ns_pkt_trim(pkt, ulen);
-    if (ns_ip_rd16(h + 6) != 0 &&
+    if (ns_rd16(h + 6) != 0 &&
         ns_csum_fold(ns_csum_pkt(pkt, 0, ulen, ns_csum_pseudo(src, dst, NS_IPPROTO_UDP, ulen))) !=
             0xffff) {
         st->in_csum_errors++;
         drop(pkt, &st->in_errors);
         return;
     }
-    uint16_t sport = ns_ip_rd16(h), dport = ns_ip_rd16(h + 2);
-    struct ns_udp_sock *sk = lookup(s, dst, dport, src, sport);
+    uint16_t sport = ns_rd16(h), dport = ns_rd16(h + 2);
+    struct ns_udp_sock *sk = lookup(ip, dst, dport, src, sport);
     if (!sk) {
         st->no_ports++;
-        bool bcast = (pkt->flags & (NS_PKT_F_BCAST | NS_PKT_F_MCAST)) || ns_ip_is_bcast(s, dst) ||
+        bool bcast = (pkt->flags & (NS_PKT_F_BCAST | NS_PKT_F_MCAST)) || ns_ip_is_bcast(ip, dst) ||
                      ns_ip_is_mcast(dst);
         if (!bcast && ns_ip_rx_restore(pkt))
-            ns_icmp_send_error(s, pkt, NS_ICMP_DEST_UNREACH, NS_ICMP_PORT_UNREACH, 0, now);
+            ns_icmp_send_error(ip, pkt, NS_ICMP_DEST_UNREACH, NS_ICMP_PORT_UNREACH, 0, now);
         ns_pkt_free(pkt);
         return;
     }
@@ -293,12 +293,29 @@ void ns_udp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, 
         sk->on_ready(sk->ctx, sk);
 }
 
-void ns_udp_icmp_error(struct ns_stack *s, uint32_t inner_src, uint32_t inner_dst, uint16_t sport,
+void ns_udp_icmp_error(struct ns_ipv4 *ip, uint32_t inner_src, uint32_t inner_dst, uint16_t sport,
                        uint16_t dport, int err)
 {
-    struct ns_udp_sock *sk = lookup(s, inner_src, sport, inner_dst, dport);
+    struct ns_udp_sock *sk = lookup(ip, inner_src, sport, inner_dst, dport);
     if (!sk)
         return;
+    sk->err = err;
+    if (sk->on_ready)
+        sk->on_ready(sk->ctx, sk);
+}
+
+void ns_udp_icmp_quote(struct ns_ipv4 *ip, uint32_t inner_src, uint32_t inner_dst,
+                       const uint8_t *udp, uint32_t udp_len, uint8_t type, uint8_t code,
+                       uint32_t mtu, int err, uint64_t now)
+{
+    uint16_t sport = ns_rd16(udp), dport = ns_rd16(udp + 2);
+    struct ns_udp_sock *sk = lookup(ip, inner_src, sport, inner_dst, dport);
+    if (!sk)
+        return;
+    if (sk->on_icmp) {
+        sk->on_icmp(sk->ctx, sk, inner_src, inner_dst, udp, udp_len, type, code, mtu, now);
+        return;
+    }
     sk->err = err;
     if (sk->on_ready)
         sk->on_ready(sk->ctx, sk);

@@ -32,14 +32,21 @@ struct ns_udp_stats {
     NS_UDP_COUNTERS(NS_CTR_FIELD)
 };
 
-struct ns_stack;
+struct ns_ipv4; /* ipv4/layer.h */
 struct ns_iface;
 struct ns_udp_sock;
 
 typedef void (*ns_udp_ready_fn)(void *ctx, struct ns_udp_sock *sk);
 
+/* An ICMP error quoting one of the socket's datagrams from src to dst: udp
+ * holds the first udp_len (>= 8) quoted bytes from its UDP header on; mtu
+ * as ns_ip_proto_err_fn. */
+typedef void (*ns_udp_icmp_fn)(void *ctx, struct ns_udp_sock *sk, uint32_t src, uint32_t dst,
+                               const uint8_t *udp, uint32_t udp_len, uint8_t type, uint8_t code,
+                               uint32_t mtu, uint64_t now);
+
 struct ns_udp_sock {
-    struct ns_stack *s;
+    struct ns_ipv4 *ip;
     struct ns_udp_sock *next; /* the stack's socket list */
     uint32_t laddr;           /* 0 = any */
     uint16_t lport;
@@ -52,6 +59,10 @@ struct ns_udp_sock {
      * ns_ip_rx_hdr), ifindex the receiving interface. */
     struct ns_pktq rxq;
     ns_udp_ready_fn on_ready; /* data or an error became available */
+    /* Set by an encapsulation (SCTP over UDP, RFC 6951 5.6), which checks
+     * what it carried: ICMP errors go here with the quote instead of
+     * becoming the pending error. */
+    ns_udp_icmp_fn on_icmp;
     void *ctx;
 };
 
@@ -60,7 +71,7 @@ struct ns_udp_table {
     uint16_t next_ephemeral;
 };
 
-struct ns_udp_sock *ns_udp_open(struct ns_stack *s);
+struct ns_udp_sock *ns_udp_open(struct ns_ipv4 *ip);
 /* port 0 picks an ephemeral port (32768-60999, sequential from a random
  * start, skipping ports in use). -EADDRINUSE (port taken: same port with the
  * same or a wildcard address on either side), -EINVAL (already bound),
@@ -80,13 +91,19 @@ ssize_t ns_udp_recvfrom(struct ns_udp_sock *sk, void *buf, uint32_t cap, uint32_
                         uint16_t *sport);
 void ns_udp_close(struct ns_udp_sock *sk);
 
-void ns_udp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, uint32_t src,
+void ns_udp_input(struct ns_ipv4 *ip, struct ns_iface *ifc, struct ns_pkt *pkt, uint32_t src,
                   uint32_t dst, uint64_t now);
-/* An ICMP error quoting one of our UDP datagrams (inner header given): the
+/* A delivery failure of one of our UDP datagrams (inner header given): the
  * best-matching socket bound to sport gets `err` as its pending error and
  * its on_ready call. */
-void ns_udp_icmp_error(struct ns_stack *s, uint32_t inner_src, uint32_t inner_dst, uint16_t sport,
+void ns_udp_icmp_error(struct ns_ipv4 *ip, uint32_t inner_src, uint32_t inner_dst, uint16_t sport,
                        uint16_t dport, int err);
-void ns_udp_table_free(struct ns_stack *s);
+/* An ICMP error quoting one of our UDP datagrams, udp at its quoted UDP
+ * header (udp_len >= 8): to the socket's on_icmp if it has one, else as
+ * ns_udp_icmp_error. */
+void ns_udp_icmp_quote(struct ns_ipv4 *ip, uint32_t inner_src, uint32_t inner_dst,
+                       const uint8_t *udp, uint32_t udp_len, uint8_t type, uint8_t code,
+                       uint32_t mtu, int err, uint64_t now);
+void ns_udp_table_free(struct ns_ipv4 *ip);
 
 #endif

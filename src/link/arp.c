@@ -11,62 +11,41 @@
 #include <errno.h>
 #include <string.h>
 
-#include "stack/stack.h"
-
-static inline uint16_t rd16(const uint8_t *b)
-{
-    return (uint16_t)(b[0] << 8 | b[1]);
-}
-static inline uint32_t rd32(const uint8_t *b)
-{
-    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-static inline void wr16(uint8_t *b, uint16_t v)
-{
-    b[0] = (uint8_t)(v >> 8);
-    b[1] = (uint8_t)v;
-}
-static inline void wr32(uint8_t *b, uint32_t v)
-{
-    b[0] = (uint8_t)(v >> 24);
-    b[1] = (uint8_t)(v >> 16);
-    b[2] = (uint8_t)(v >> 8);
-    b[3] = (uint8_t)v;
-}
+#include "core/bytes.h"
 
 enum ns_arp_verdict ns_arp_parse(const uint8_t *b, uint32_t len, struct ns_arp_msg *m)
 {
     if (len < NS_ARP_LEN)
         return NS_ARP_SHORT;
-    if (rd16(b) != 1 || b[4] != NS_ETH_ALEN)
+    if (ns_rd16(b) != 1 || b[4] != NS_ETH_ALEN)
         return NS_ARP_BAD_HTYPE;
-    if (rd16(b + 2) != NS_ETHERTYPE_IPV4 || b[5] != 4)
+    if (ns_rd16(b + 2) != NS_ETHERTYPE_IPV4 || b[5] != 4)
         return NS_ARP_BAD_PTYPE;
-    uint16_t op = rd16(b + 6);
+    uint16_t op = ns_rd16(b + 6);
     if (op != NS_ARPOP_REQUEST && op != NS_ARPOP_REPLY)
         return NS_ARP_BAD_OP;
     m->op = op;
     memcpy(m->sha.b, b + 8, NS_ETH_ALEN);
-    m->spa = rd32(b + 14);
+    m->spa = ns_rd32(b + 14);
     memcpy(m->tha.b, b + 18, NS_ETH_ALEN);
-    m->tpa = rd32(b + 24);
+    m->tpa = ns_rd32(b + 24);
     return NS_ARP_OK;
 }
 
 void ns_arp_write(uint8_t *out, const struct ns_arp_msg *m)
 {
-    wr16(out, 1);
-    wr16(out + 2, NS_ETHERTYPE_IPV4);
+    ns_wr16(out, 1);
+    ns_wr16(out + 2, NS_ETHERTYPE_IPV4);
     out[4] = NS_ETH_ALEN;
     out[5] = 4;
-    wr16(out + 6, m->op);
+    ns_wr16(out + 6, m->op);
     memcpy(out + 8, m->sha.b, NS_ETH_ALEN);
-    wr32(out + 14, m->spa);
+    ns_wr32(out + 14, m->spa);
     memcpy(out + 18, m->tha.b, NS_ETH_ALEN);
-    wr32(out + 24, m->tpa);
+    ns_wr32(out + 24, m->tpa);
 }
 
-int ns_arp_send(struct ns_stack *s, struct ns_iface *ifc, uint16_t op, const struct ns_mac *eth_dst,
+int ns_arp_send(struct ns_arp *a, struct ns_iface *ifc, uint16_t op, const struct ns_mac *eth_dst,
                 uint32_t spa, const struct ns_mac *tha, uint32_t tpa, uint64_t now)
 {
     if (!ifc->up)
@@ -74,7 +53,7 @@ int ns_arp_send(struct ns_stack *s, struct ns_iface *ifc, uint16_t op, const str
     /* Room for the Ethernet padding too, so the frame is never copied. */
     struct ns_pkt *p = ns_pkt_alloc(NS_PKT_HEADROOM, NS_ETH_MIN_FRAME - NS_ETH_HLEN);
     if (!p) {
-        s->arp_stats.tx_nomem++;
+        a->stats.tx_nomem++;
         return -ENOMEM;
     }
     struct ns_arp_msg m = {
@@ -83,19 +62,19 @@ int ns_arp_send(struct ns_stack *s, struct ns_iface *ifc, uint16_t op, const str
     p->ts = now;
     p->flags |= NS_PKT_F_LOCAL;
     if (op == NS_ARPOP_REPLY)
-        s->arp_stats.tx_replies++;
+        a->stats.tx_replies++;
     else if (spa == tpa && spa != 0)
-        s->arp_stats.tx_gratuitous++;
+        a->stats.tx_gratuitous++;
     else
-        s->arp_stats.tx_requests++;
-    ns_eth_output(s, ifc, p, eth_dst ? eth_dst : &ns_mac_bcast, NS_ETHERTYPE_ARP);
+        a->stats.tx_requests++;
+    ns_eth_output(a->link, ifc, p, eth_dst ? eth_dst : &ns_mac_bcast, NS_ETHERTYPE_ARP);
     return 0;
 }
 
-void ns_arp_announce(struct ns_stack *s, struct ns_iface *ifc, uint64_t now)
+void ns_arp_announce(struct ns_arp *a, struct ns_iface *ifc, uint64_t now)
 {
     if (ifc->addr)
-        ns_arp_send(s, ifc, NS_ARPOP_REQUEST, NULL, ifc->addr, NULL, ifc->addr, now);
+        ns_arp_send(a, ifc, NS_ARPOP_REQUEST, NULL, ifc->addr, NULL, ifc->addr, now);
 }
 
 /* ---- the neighbour engine's ops ------------------------------------------ */
@@ -103,8 +82,8 @@ void ns_arp_announce(struct ns_stack *s, struct ns_iface *ifc, uint64_t now)
 static void arp_solicit(void *ctx, struct ns_neigh *n, const uint8_t *dst_lladdr,
                         const struct ns_pkt *skb, uint64_t now)
 {
-    struct ns_stack *s = ctx;
-    struct ns_iface *ifc = ns_stack_iface(s, n->ifindex);
+    struct ns_arp *a = ctx;
+    struct ns_iface *ifc = ns_link_iface(a->link, n->ifindex);
     if (!ifc)
         return;
     /* arp_announce=0: the waiting packet's own source, when it is one of
@@ -112,42 +91,41 @@ static void arp_solicit(void *ctx, struct ns_neigh *n, const uint8_t *dst_lladdr
     uint32_t spa = ifc->addr;
     uint8_t h[16];
     if (skb && ns_pkt_copy_out(skb, 0, h, sizeof(h)) && (h[0] >> 4) == 4) {
-        uint32_t src = rd32(h + 12);
-        if (src && ns_stack_iface_by_addr(s, src))
+        uint32_t src = ns_rd32(h + 12);
+        if (src && ns_link_iface_by_addr(a->link, src))
             spa = src;
     }
     struct ns_mac dst;
     if (dst_lladdr)
         memcpy(dst.b, dst_lladdr, NS_ETH_ALEN);
-    ns_arp_send(s, ifc, NS_ARPOP_REQUEST, dst_lladdr ? &dst : NULL, spa, NULL,
+    ns_arp_send(a, ifc, NS_ARPOP_REQUEST, dst_lladdr ? &dst : NULL, spa, NULL,
                 ns_arp_key_addr(n->key), now);
 }
 
 static void arp_output(void *ctx, struct ns_neigh *n, struct ns_pkt *pkt, uint64_t now)
 {
-    struct ns_stack *s = ctx;
-    struct ns_iface *ifc = ns_stack_iface(s, n->ifindex);
+    struct ns_arp *a = ctx;
+    struct ns_iface *ifc = ns_link_iface(a->link, n->ifindex);
     if (!ifc) {
         ns_pkt_free(pkt);
         return;
     }
     struct ns_mac dst;
     memcpy(dst.b, n->lladdr, NS_ETH_ALEN);
-    ns_eth_output(s, ifc, pkt, &dst, NS_ETHERTYPE_IPV4);
+    ns_eth_output(a->link, ifc, pkt, &dst, NS_ETHERTYPE_IPV4);
 }
 
 static void arp_error_report(void *ctx, struct ns_neigh *n, struct ns_pkt *pkt, uint64_t now)
 {
-    struct ns_stack *s = ctx;
-    if (pkt->flags & NS_PKT_F_LOCAL) {
-        ns_ip_local_error(s, pkt, EHOSTUNREACH, now); /* frees pkt */
-        return;
-    }
-    ns_icmp_send_error(s, pkt, NS_ICMP_DEST_UNREACH, NS_ICMP_HOST_UNREACH, 0, now);
-    ns_pkt_free(pkt);
+    struct ns_arp *a = ctx;
+    (void)n;
+    if (a->unreachable)
+        a->unreachable(a->unreachable_ctx, pkt, now);
+    else
+        ns_pkt_free(pkt);
 }
 
-const struct ns_neigh_ops ns_arp_neigh_ops = {
+static const struct ns_neigh_ops arp_neigh_ops = {
     .solicit = arp_solicit,
     .output = arp_output,
     .error_report = arp_error_report,
@@ -161,7 +139,7 @@ static bool bogus_mac(const struct ns_iface *ifc, const struct ns_mac *m)
 }
 
 /* Addresses no host may claim as its own on a link. */
-static bool bogus_sender_ip(struct ns_stack *s, const struct ns_iface *ifc, uint32_t ip)
+static bool bogus_sender_ip(struct ns_arp *a, const struct ns_iface *ifc, uint32_t ip)
 {
     if ((ip >> 28) >= 0xe) /* multicast, class E, limited broadcast */
         return true;
@@ -172,7 +150,7 @@ static bool bogus_sender_ip(struct ns_stack *s, const struct ns_iface *ifc, uint
         if ((ip & mask) == (ifc->addr & mask) && (ip | mask) == ~0u)
             return true;
     }
-    return ns_stack_iface_by_addr(s, ip) != NULL;
+    return ns_link_iface_by_addr(a->link, ip) != NULL;
 }
 
 static bool t_before(uint64_t a, uint64_t b)
@@ -183,28 +161,27 @@ static bool t_before(uint64_t a, uint64_t b)
 /* Offer the sender's MAC to its entry. Within locktime of the last change a
  * different MAC is refused: with several answers back to back (proxies, a
  * spoofer racing the real host) the first one stays. */
-static void learn(struct ns_stack *s, struct ns_neigh *n, const struct ns_mac *sha, uint8_t state,
+static void learn(struct ns_arp *a, struct ns_neigh *n, const struct ns_mac *sha, uint8_t state,
                   uint64_t now)
 {
     if (n->state & (NS_NUD_PERMANENT | NS_NUD_NOARP)) {
-        s->arp_stats.ignored_permanent++;
+        a->stats.ignored_permanent++;
         return;
     }
     bool valid = n->state & NS_NUD_VALID;
     bool differs = valid && memcmp(n->lladdr, sha->b, NS_ETH_ALEN) != 0;
-    bool override =
-        !valid || !t_before(now, n->updated + (uint64_t)s->params.neigh.locktime_ms * NS_MS);
+    bool override = !valid || !t_before(now, n->updated + (uint64_t)a->parms->locktime_ms * NS_MS);
     if (!override && differs) {
-        s->arp_stats.ignored_locktime++;
+        a->stats.ignored_locktime++;
         return;
     }
     ns_neigh_update(n, sha->b, state, override ? NS_NEIGH_UPDATE_OVERRIDE : 0, now);
 }
 
-void ns_arp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, uint64_t now)
+void ns_arp_input(struct ns_arp *a, struct ns_iface *ifc, struct ns_pkt *pkt, uint64_t now)
 {
-    struct ns_arp_stats *st = &s->arp_stats;
-    struct ns_neigh_table *tbl = &s->arp_tbl;
+    struct ns_arp_stats *st = &a->stats;
+    struct ns_neigh_table *tbl = &a->tbl;
     struct ns_arp_msg m;
     st->rx++;
     if (!ns_pkt_linearize(pkt, 0)) {
@@ -245,7 +222,7 @@ void ns_arp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, 
     }
     /* Only an interface with an address answers, for any of our addresses
      * (arp_ignore=0). */
-    bool for_us = request && ifc->addr && ns_stack_iface_by_addr(s, m.tpa);
+    bool for_us = request && ifc->addr && ns_link_iface_by_addr(a->link, m.tpa);
 
     if (m.spa == 0) {
         /* RFC 5227 probe: defend the address, learn nothing (the sender
@@ -258,10 +235,10 @@ void ns_arp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, 
             tbl->stats.rcv_probes_mcast++;
         else
             tbl->stats.rcv_probes_ucast++;
-        ns_arp_send(s, ifc, NS_ARPOP_REPLY, &m.sha, m.tpa, &m.sha, 0, now);
+        ns_arp_send(a, ifc, NS_ARPOP_REPLY, &m.sha, m.tpa, &m.sha, 0, now);
         goto out;
     }
-    if (bogus_sender_ip(s, ifc, m.spa)) {
+    if (bogus_sender_ip(a, ifc, m.spa)) {
         st->drop_bogus_sender++;
         goto out;
     }
@@ -279,8 +256,8 @@ void ns_arp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, 
         struct ns_neigh *n = ns_neigh_create(tbl, ifc->index, key, now, &err);
         if (!n)
             goto out;
-        learn(s, n, &m.sha, NS_NUD_STALE, now);
-        ns_arp_send(s, ifc, NS_ARPOP_REPLY, &m.sha, m.tpa, &m.sha, m.spa, now);
+        learn(a, n, &m.sha, NS_NUD_STALE, now);
+        ns_arp_send(a, ifc, NS_ARPOP_REPLY, &m.sha, m.tpa, &m.sha, m.spa, now);
         goto out;
     }
 
@@ -296,7 +273,34 @@ void ns_arp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, 
     }
     /* Broadcast replies and requests do not prove the path to us works. */
     uint8_t state = (!request && !bcast && !garp) ? NS_NUD_REACHABLE : NS_NUD_STALE;
-    learn(s, n, &m.sha, state, now);
+    learn(a, n, &m.sha, state, now);
 out:
     ns_pkt_free(pkt);
+}
+
+static void arp_rx(void *ctx, struct ns_iface *ifc, struct ns_pkt *pkt, uint64_t now)
+{
+    ns_arp_input(ctx, ifc, pkt, now);
+}
+
+int ns_arp_init(struct ns_arp *a, struct ns_link *l, const struct ns_neigh_params *parms,
+                struct ns_timers *timers, struct ns_rng *rng, uint64_t now)
+{
+    memset(a, 0, sizeof(*a));
+    a->link = l;
+    a->parms = parms;
+    if (ns_neigh_table_init(&a->tbl, "arp_cache", 4, NS_ETH_ALEN, parms, timers, rng,
+                            &arp_neigh_ops, a, now) < 0)
+        return -ENOMEM;
+    int r = ns_link_register(l, NS_ETHERTYPE_ARP, arp_rx, a);
+    if (r < 0) {
+        ns_neigh_table_free(&a->tbl);
+        return r;
+    }
+    return 0;
+}
+
+void ns_arp_free(struct ns_arp *a)
+{
+    ns_neigh_table_free(&a->tbl);
 }

@@ -17,6 +17,7 @@
 #include "core/counters.h"
 #include "core/pkt.h"
 #include "link/eth.h"
+#include "link/iface.h"
 #include "link/neigh.h"
 
 #define NS_ARP_LEN       28
@@ -69,10 +70,19 @@ struct ns_arp_stats {
     NS_ARP_COUNTERS(NS_CTR_FIELD)
 };
 
-struct ns_stack;
-struct ns_iface;
+/* ARP on one stack's link: the IPv4 neighbour table and its counters. */
+struct ns_arp {
+    struct ns_link *link;
+    struct ns_neigh_table tbl; /* "arp_cache" */
+    struct ns_arp_stats stats;
+    const struct ns_neigh_params *parms;
+    /* A queued packet whose next hop did not resolve (IPv4 registers this:
+     * host unreachable to the packet's sender). Takes pkt; NULL frees it. */
+    void (*unreachable)(void *ctx, struct ns_pkt *pkt, uint64_t now);
+    void *unreachable_ctx;
+};
 
-/* Keys of the stack's arp_tbl: the 4-byte IPv4 address in network byte
+/* Keys of the ARP table: the 4-byte IPv4 address in network byte
  * order (as on the wire). */
 static inline void ns_arp_key(uint32_t addr, uint8_t key[4])
 {
@@ -86,18 +96,21 @@ static inline uint32_t ns_arp_key_addr(const uint8_t *key)
     return (uint32_t)key[0] << 24 | (uint32_t)key[1] << 16 | (uint32_t)key[2] << 8 | key[3];
 }
 
-/* The neighbour ops ARP gives the engine (solicit / output / error_report). */
-extern const struct ns_neigh_ops ns_arp_neigh_ops;
+/* The table (neighbour engine with ARP's solicit / output / error_report)
+ * on link l, registered for EtherType 0x0806. 0 or -ENOMEM. */
+int ns_arp_init(struct ns_arp *a, struct ns_link *l, const struct ns_neigh_params *parms,
+                struct ns_timers *timers, struct ns_rng *rng, uint64_t now);
+void ns_arp_free(struct ns_arp *a);
 
 /* Handle a received ARP packet (pkt->data at the ARP body). Takes ownership. */
-void ns_arp_input(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt, uint64_t now);
+void ns_arp_input(struct ns_arp *a, struct ns_iface *ifc, struct ns_pkt *pkt, uint64_t now);
 /* Broadcast a gratuitous ARP request announcing ifc's address. */
-void ns_arp_announce(struct ns_stack *s, struct ns_iface *ifc, uint64_t now);
+void ns_arp_announce(struct ns_arp *a, struct ns_iface *ifc, uint64_t now);
 /* Send one ARP packet out of ifc (link-layer dst: broadcast if NULL; ARP
  * target hardware address: zero if tha is NULL). Counted as tx_replies,
  * tx_gratuitous (a request with spa == tpa) or tx_requests. Returns 0,
  * -ENETDOWN (interface down) or -ENOMEM. */
-int ns_arp_send(struct ns_stack *s, struct ns_iface *ifc, uint16_t op, const struct ns_mac *eth_dst,
+int ns_arp_send(struct ns_arp *a, struct ns_iface *ifc, uint16_t op, const struct ns_mac *eth_dst,
                 uint32_t spa, const struct ns_mac *tha, uint32_t tpa, uint64_t now);
 
 #endif

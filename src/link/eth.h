@@ -7,32 +7,11 @@
 #include <string.h>
 
 #include "core/counters.h"
+#include "core/mac.h"
 
-#define NS_ETH_ALEN       6
-#define NS_ETH_HLEN       14
 #define NS_ETH_MIN_FRAME  60 /* without FCS; shorter frames are padded on output */
 #define NS_ETHERTYPE_IPV4 0x0800
 #define NS_ETHERTYPE_ARP  0x0806
-
-struct ns_mac {
-    uint8_t b[NS_ETH_ALEN];
-};
-
-static const struct ns_mac ns_mac_bcast = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
-static const struct ns_mac ns_mac_zero = {{0}};
-
-static inline bool ns_mac_eq(const struct ns_mac *a, const struct ns_mac *b)
-{
-    return memcmp(a->b, b->b, NS_ETH_ALEN) == 0;
-}
-static inline bool ns_mac_is_bcast(const uint8_t *m)
-{
-    return (m[0] & m[1] & m[2] & m[3] & m[4] & m[5]) == 0xff;
-}
-static inline bool ns_mac_is_mcast(const uint8_t *m)
-{
-    return m[0] & 1;
-}
 
 /* A parsed header; the frame stays where it is. */
 struct ns_eth_hdr {
@@ -48,10 +27,6 @@ enum ns_eth_verdict {
 
 enum ns_eth_verdict ns_eth_parse(const uint8_t *frame, uint32_t len, struct ns_eth_hdr *h);
 void ns_eth_write(uint8_t *out, const struct ns_mac *dst, const struct ns_mac *src, uint16_t type);
-
-/* "02:00:00:00:00:01" <-> mac; parse returns false on bad syntax. */
-bool ns_mac_parse(const char *s, struct ns_mac *m);
-void ns_mac_format(const uint8_t *m, char out[18]);
 
 /* clang-format off */
 #define NS_ETH_COUNTERS(X) \

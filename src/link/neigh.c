@@ -825,3 +825,26 @@ int ns_nud_parse(const char *name)
             return nud_names[i].state;
     return -1;
 }
+
+void ns_neigh_params_default(struct ns_neigh_params *p)
+{
+    *p = (struct ns_neigh_params){
+        .mcast_probes = 3,
+        .ucast_probes = 3,
+        .app_probes = 0,
+        .mcast_reprobes = 0,
+        .retrans_time_ms = 1000,
+        .retrans_floor_ms = 500,
+        .base_reachable_time_ms = 30000,
+        .delay_first_probe_time_ms = 5000,
+        .gc_stale_time_ms = 60000,
+        .locktime_ms = 1000,
+        .unres_qlen_bytes = 212992,
+        .gc_thresh1 = 128,
+        .gc_thresh2 = 512,
+        .gc_thresh3 = 1024,
+        .gc_interval_ms = 30000,
+        .immediate_probe = 1,
+        .tick_ms = 10,
+    };
+}

@@ -34,7 +34,6 @@
 #include <stdint.h>
 
 #include "core/counters.h"
-#include "core/params.h"
 #include "core/pkt.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -72,6 +71,31 @@ enum ns_nud {
     X(rcv_probes_mcast) X(rcv_probes_ucast) X(periodic_gc_runs) X(forced_gc_runs)           \
     X(unres_discards) X(table_fulls) X(probes_sent_mcast) X(probes_sent_ucast) X(nomem)
 /* clang-format on */
+
+/* Tunables of a neighbour table: Linux's /proc/sys/net/ipv4/neigh/default
+ * names, the unit appended (`nstack sysctl neigh.default.*`). */
+struct ns_neigh_params {
+    uint32_t mcast_probes;              /* 3 */
+    uint32_t ucast_probes;              /* 3 */
+    uint32_t app_probes;                /* 0: no user-space resolver */
+    uint32_t mcast_reprobes;            /* 0 */
+    uint32_t retrans_time_ms;           /* 1000 */
+    uint32_t retrans_floor_ms;          /* 500: first retransmit >= max(retrans, floor) */
+    uint32_t base_reachable_time_ms;    /* 30000 */
+    uint32_t delay_first_probe_time_ms; /* 5000 */
+    uint32_t gc_stale_time_ms;          /* 60000 */
+    uint32_t locktime_ms;               /* 1000 */
+    uint32_t unres_qlen_bytes;          /* 212992 (SK_WMEM_MAX) */
+    uint32_t gc_thresh1;                /* 128 */
+    uint32_t gc_thresh2;                /* 512 */
+    uint32_t gc_thresh3;                /* 1024 */
+    uint32_t gc_interval_ms;            /* 30000 */
+    uint32_t immediate_probe;           /* 1; 0 = old behaviour: first probe one tick later */
+    uint32_t tick_ms;                   /* 10 (HZ=100), only used with immediate_probe=0 */
+};
+
+/* Linux's defaults. */
+void ns_neigh_params_default(struct ns_neigh_params *p);
 
 struct ns_neigh_stats {
     NS_NEIGH_COUNTERS(NS_CTR_FIELD)

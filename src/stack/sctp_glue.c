@@ -35,7 +35,7 @@ static struct ns_sctp_addr v4(uint32_t addr)
 uint32_t ns_stack_sctp_route_pmtu(struct ns_stack *s, uint32_t dst, uint32_t hdrs, uint64_t now)
 {
     struct ns_route rt;
-    if (!ns_route_lookup(s, dst, now, &rt) || rt.mtu <= hdrs)
+    if (!ns_route_lookup(&s->ip, dst, now, &rt) || rt.mtu <= hdrs)
         return 0;
     uint32_t m = rt.mtu - hdrs;
     if (m < NS_SCTP_MIN_PMTU)
@@ -104,7 +104,7 @@ static void glue_output(void *ctx, struct ns_pkt *p, const struct ns_sctp_addr *
         .df = true,
     };
     struct ns_route rt;
-    if (ns_route_lookup(s, dst->addr, now, &rt) && ns_pkt_len(p) + NS_IP_HLEN > rt.mtu) {
+    if (ns_route_lookup(&s->ip, dst->addr, now, &rt) && ns_pkt_len(p) + NS_IP_HLEN > rt.mtu) {
         /* Built for a larger path MTU than the route now has: fragment
          * this one rather than lose it, and shrink the path (we may not
          * call into the engine from here). */
@@ -114,10 +114,10 @@ static void glue_output(void *ctx, struct ns_pkt *p, const struct ns_sctp_addr *
     }
     /* Our own source address only: a path's last-seen local address can
      * be one we no longer hold. */
-    if (o.src && !ns_stack_iface_by_addr(s, o.src))
+    if (o.src && !ns_link_iface_by_addr(&s->link, o.src))
         o.src = 0;
     p->ts = now;
-    if (ns_ip_output(s, p, &o, now) == 0)
+    if (ns_ip_output(&s->ip, p, &o, now) == 0)
         st->tx_packets++;
     else
         st->tx_errors++;
@@ -127,13 +127,13 @@ static void glue_path_confirm(void *ctx, const struct ns_sctp_addr *dst, uint64_
 {
     struct ns_stack *s = ctx;
     struct ns_route rt;
-    if (dst->family != NS_SCTP_AF_INET4 || !ns_route_lookup(s, dst->addr, now, &rt))
+    if (dst->family != NS_SCTP_AF_INET4 || !ns_route_lookup(&s->ip, dst->addr, now, &rt))
         return;
     /* The neighbour that forwarded our data is the next hop, which is the
      * gateway for off-link peers. */
     uint8_t key[4];
-    ns_ip_wr32(key, rt.nexthop);
-    ns_neigh_confirm(&s->arp_tbl, rt.ifc->index, key, now);
+    ns_wr32(key, rt.nexthop);
+    ns_neigh_confirm(&s->arp.tbl, rt.ifc->index, key, now);
     s->sctp_glue_stats.path_confirms++;
 }
 
@@ -168,7 +168,14 @@ int ns_stack_sctp_init(struct ns_stack *s, bool replayable, uint64_t now)
                 .ctx = s,
             },
     };
-    return ns_sctp_init(&s->sctp, &cfg, now);
+    int r = ns_sctp_init(&s->sctp, &cfg, now);
+    if (r < 0)
+        return r;
+    /* Protocol 132 and the ICMP errors quoting it come to us. */
+    r = ns_ipv4_register(&s->ip, NS_IPPROTO_SCTP, ns_stack_sctp_input, ns_stack_sctp_icmp_error, s);
+    if (r < 0)
+        ns_sctp_free(&s->sctp);
+    return r;
 }
 
 void ns_stack_sctp_free(struct ns_stack *s)
@@ -192,9 +199,10 @@ struct ns_sctp_assoc *ns_stack_sctp_connect(struct ns_stack *s, struct ns_sctp_e
     return a;
 }
 
-void ns_stack_sctp_input(struct ns_stack *s, struct ns_pkt *pkt, uint32_t src, uint32_t dst,
-                         bool bcast, uint64_t now)
+void ns_stack_sctp_input(void *ctx, struct ns_pkt *pkt, uint32_t src, uint32_t dst, bool bcast,
+                         uint64_t now)
 {
+    struct ns_stack *s = ctx;
     struct ns_sctp_glue_stats *st = &s->sctp_glue_stats;
     /* RFC 9260 8.4 (1): nothing is answered to a non-unicast address. */
     if (bcast || ns_ip_is_mcast(dst)) {
@@ -225,11 +233,12 @@ struct ns_sctp_assoc *ns_stack_sctp_find(struct ns_stack *s, uint16_t local_port
     return NULL;
 }
 
-void ns_stack_sctp_icmp_error(struct ns_stack *s, uint32_t src, uint32_t dst, const uint8_t *l4,
-                              uint32_t l4_len, uint8_t type, uint8_t code, uint32_t mtu,
+void ns_stack_sctp_icmp_error(void *ctx, uint32_t src, uint32_t dst, const uint8_t *l4,
+                              uint32_t l4_len, uint8_t type, uint8_t code, uint32_t mtu, int err,
                               uint64_t now)
 {
-    ns_stack_sctp_icmp_error_port(s, src, dst, 0, l4, l4_len, type, code, mtu, now);
+    (void)err; /* Appendix C decides by type and code */
+    ns_stack_sctp_icmp_error_port(ctx, src, dst, 0, l4, l4_len, type, code, mtu, now);
 }
 
 void ns_stack_sctp_icmp_error_port(struct ns_stack *s, uint32_t src, uint32_t dst,
@@ -283,5 +292,5 @@ void ns_stack_sctp_icmp_error_port(struct ns_stack *s, uint32_t src, uint32_t ds
     /* Verified: now IPv4's path-MTU cache may learn it too (icmp.c left
      * it alone for SCTP), so the route MTU agrees with the path. */
     if (mtu > NS_IP_HLEN)
-        ns_pmtu_update(s, dst, mtu, now);
+        ns_pmtu_update(&s->ip, dst, mtu, now);
 }

@@ -28,17 +28,16 @@ static void udp_ready(void *ctx, struct ns_udp_sock *sk)
     struct ns_stack *s = ctx;
     struct ns_sctp_udp_stats *st = &s->sctp_udp_stats;
     struct ns_pkt *p;
-    /* ICMP errors for the socket: those are handled through
-     * ns_stack_sctp_udp_icmp_error with the quoted SCTP header instead. */
+    /* ICMP errors reach udp_icmp with the quote instead (on_icmp). */
     sk->err = 0;
     while ((p = ns_pktq_pop(&sk->rxq))) {
         uint64_t now = p->ts;
         const uint8_t *ip = ns_ip_rx_hdr(p);
-        uint32_t dst = ns_ip_rd32(ip + 16);
+        uint32_t dst = ns_rd32(ip + 16);
         uint16_t sport = 0;
         if ((uint32_t)p->l4_off + NS_UDP_HLEN <= ns_pkt_headroom(p))
-            sport = ns_ip_rd16(p->buf->data + p->l4_off);
-        if ((p->flags & (NS_PKT_F_BCAST | NS_PKT_F_MCAST)) || ns_ip_is_bcast(s, dst) ||
+            sport = ns_rd16(p->buf->data + p->l4_off);
+        if ((p->flags & (NS_PKT_F_BCAST | NS_PKT_F_MCAST)) || ns_ip_is_bcast(&s->ip, dst) ||
             ns_ip_is_mcast(dst)) {
             /* RFC 9260 8.4 (1) holds inside UDP too. */
             st->rx_drop_bcast++;
@@ -57,6 +56,32 @@ static void udp_ready(void *ctx, struct ns_udp_sock *sk)
     }
 }
 
+/* An ICMP error quoting a datagram of our encapsulation socket (RFC 6951
+ * 5.6): port unreachable is SCTP's protocol unreachable, and the SCTP rules
+ * of Appendix C (the quoted verification tag) apply to the SCTP header
+ * behind the UDP one; fragmentation-needed lowers the path MTU less the
+ * UDP header. */
+static void udp_icmp(void *ctx, struct ns_udp_sock *sk, uint32_t src, uint32_t dst,
+                     const uint8_t *udp, uint32_t udp_len, uint8_t type, uint8_t code, uint32_t mtu,
+                     uint64_t now)
+{
+    struct ns_stack *s = ctx;
+    (void)sk;
+    if (udp_len < NS_UDP_HLEN)
+        return;
+    struct ns_sctp_udp_stats *st = &s->sctp_udp_stats;
+    st->icmp_errors++;
+    uint16_t dport = ns_rd16(udp + 2);
+    if (type == NS_ICMP_DEST_UNREACH && code == NS_ICMP_PORT_UNREACH) {
+        /* Nobody does SCTP over UDP on that port: as if the peer had no
+         * SCTP at all (RFC 6951 5.6). */
+        st->icmp_port_unreach++;
+        code = NS_ICMP_PROT_UNREACH;
+    }
+    ns_stack_sctp_icmp_error_port(s, src, dst, dport, udp + NS_UDP_HLEN, udp_len - NS_UDP_HLEN,
+                                  type, code, mtu, now);
+}
+
 int ns_stack_sctp_udp_sync(struct ns_stack *s)
 {
     uint16_t want = (uint16_t)s->params.sctp.udp_port;
@@ -69,7 +94,7 @@ int ns_stack_sctp_udp_sync(struct ns_stack *s)
     s->sctp_udp_bound = 0;
     if (want == 0)
         return 0;
-    struct ns_udp_sock *sk = ns_udp_open(s);
+    struct ns_udp_sock *sk = ns_udp_open(&s->ip);
     if (!sk) {
         s->sctp_udp_stats.bind_errors++;
         return -ENOMEM;
@@ -81,6 +106,7 @@ int ns_stack_sctp_udp_sync(struct ns_stack *s)
         return r;
     }
     sk->on_ready = udp_ready;
+    sk->on_icmp = udp_icmp;
     sk->ctx = s;
     s->sctp_udp_sock = sk;
     s->sctp_udp_bound = want;
@@ -163,16 +189,17 @@ void ns_stack_sctp_udp_output(struct ns_stack *s, struct ns_pkt *p, const struct
     }
     uint32_t len = ns_pkt_len(p);
     struct ns_route rt;
-    if (len > 65535 - ENCAP_HLEN || !ns_route_lookup(s, dst->addr, now, &rt)) {
+    if (len > 65535 - ENCAP_HLEN || !ns_route_lookup(&s->ip, dst->addr, now, &rt)) {
         if (len <= 65535 - ENCAP_HLEN)
-            s->ip_stats.out_no_routes++;
+            s->ip.stats.out_no_routes++;
         st->tx_errors++;
         ns_pkt_free(p);
         return;
     }
     /* Our own source address only (as sctp_glue.c): the checksum covers
      * it, so it is chosen here rather than by IPv4. */
-    uint32_t saddr = src && src->addr && ns_stack_iface_by_addr(s, src->addr) ? src->addr : rt.src;
+    uint32_t saddr =
+        src && src->addr && ns_link_iface_by_addr(&s->link, src->addr) ? src->addr : rt.src;
     uint8_t *u = ns_pkt_push(p, NS_UDP_HLEN);
     if (!u) {
         st->tx_errors++;
@@ -180,20 +207,20 @@ void ns_stack_sctp_udp_output(struct ns_stack *s, struct ns_pkt *p, const struct
         return;
     }
     uint16_t ulen = (uint16_t)(len + NS_UDP_HLEN);
-    ns_ip_wr16(u, sport);
-    ns_ip_wr16(u + 2, dst->port);
-    ns_ip_wr16(u + 4, ulen);
-    ns_ip_wr16(u + 6, 0);
+    ns_wr16(u, sport);
+    ns_wr16(u + 2, dst->port);
+    ns_wr16(u + 4, ulen);
+    ns_wr16(u + 6, 0);
     if (rt.ifc->tx_csum_offload && (uint32_t)ulen + NS_IP_HLEN <= rt.mtu) {
         /* The device sums the datagram (a TAP with offload): a pass over
          * every byte saved per packet. Only whole datagrams: a fragmented
          * one would need its sum before it is cut. */
-        ns_ip_wr16(u + 6, ns_csum_fold(ns_csum_pseudo(saddr, dst->addr, NS_IPPROTO_UDP, ulen)));
+        ns_wr16(u + 6, ns_csum_fold(ns_csum_pseudo(saddr, dst->addr, NS_IPPROTO_UDP, ulen)));
         p->flags |= NS_PKT_F_CSUM_PARTIAL;
     } else {
         uint16_t c = (uint16_t)~ns_csum_fold(
             ns_csum_pkt(p, 0, ulen, ns_csum_pseudo(saddr, dst->addr, NS_IPPROTO_UDP, ulen)));
-        ns_ip_wr16(u + 6, c ? c : 0xffff);
+        ns_wr16(u + 6, c ? c : 0xffff);
     }
     struct ns_ip_out o = {.src = saddr, .dst = dst->addr, .proto = NS_IPPROTO_UDP, .df = true};
     if ((uint32_t)ulen + NS_IP_HLEN > rt.mtu) {
@@ -204,30 +231,10 @@ void ns_stack_sctp_udp_output(struct ns_stack *s, struct ns_pkt *p, const struct
         s->sctp_pmtu_dirty = true;
     }
     p->ts = now;
-    if (ns_ip_output(s, p, &o, now) == 0) {
+    if (ns_ip_output(&s->ip, p, &o, now) == 0) {
         st->tx_packets++;
-        s->udp_stats.out_datagrams++;
+        s->ip.udp_stats.out_datagrams++;
     } else {
         st->tx_errors++;
     }
-}
-
-bool ns_stack_sctp_udp_icmp_error(struct ns_stack *s, uint32_t src, uint32_t dst,
-                                  const uint8_t *udp, uint32_t udp_len, uint8_t type, uint8_t code,
-                                  uint32_t mtu, uint64_t now)
-{
-    if (udp_len < NS_UDP_HLEN || !s->sctp_udp_sock || ns_ip_rd16(udp) != s->sctp_udp_bound)
-        return false;
-    struct ns_sctp_udp_stats *st = &s->sctp_udp_stats;
-    st->icmp_errors++;
-    uint16_t dport = ns_ip_rd16(udp + 2);
-    if (type == NS_ICMP_DEST_UNREACH && code == NS_ICMP_PORT_UNREACH) {
-        /* Nobody does SCTP over UDP on that port: as if the peer had no
-         * SCTP at all (RFC 6951 5.6). */
-        st->icmp_port_unreach++;
-        code = NS_ICMP_PROT_UNREACH;
-    }
-    ns_stack_sctp_icmp_error_port(s, src, dst, dport, udp + NS_UDP_HLEN, udp_len - NS_UDP_HLEN,
-                                  type, code, mtu, now);
-    return true;
 }

@@ -1,5 +1,7 @@
-/* One stack instance: interfaces, the neighbour table, IPv4 and its
- * protocols, timers and counters. No global mutable state: a process may run
+/* One stack instance: it composes the layers (link/iface.h with its
+ * interfaces, link/arp.h, ipv4/layer.h, the SCTP engine) with one timer
+ * heap, one random source and one set of tunables, and wires them up at
+ * start: each layer registers with the one below it. No global mutable state: a process may run
  * many instances (simulations run several over memlink).
  *
  * The stack is sans-I/O. The embedder feeds received frames with
@@ -15,37 +17,15 @@
 #include <stdint.h>
 
 #include "core/counters.h"
-#include "core/params.h"
 #include "core/pkt.h"
 #include "core/rng.h"
 #include "core/timer.h"
-#include "ipv4/icmp.h"
-#include "ipv4/ipv4.h"
-#include "ipv4/reass.h"
-#include "ipv4/route.h"
-#include "ipv4/udp.h"
+#include "ipv4/layer.h"
 #include "link/arp.h"
-#include "link/eth.h"
+#include "link/iface.h"
 #include "link/neigh.h"
 #include "sctp/sctp.h"
-
-#define NS_MAX_IFACES 8
-#define NS_IFNAMSIZ   16
-#define NS_TXQ_LEN    1000 /* frames, as Linux's default txqueuelen */
-
-struct ns_iface {
-    uint32_t index; /* 1-based; 0 is "none" */
-    char name[NS_IFNAMSIZ];
-    struct ns_mac mac;
-    uint32_t mtu;
-    uint32_t addr; /* host order; 0 = no address */
-    uint8_t plen;
-    bool up;
-    /* The device finishes UDP checksums (NS_PKT_F_CSUM_PARTIAL); the
-     * embedder sets it from the device (a TAP with offload). */
-    bool tx_csum_offload;
-    struct ns_pktq txq; /* complete Ethernet frames for the device */
-};
+#include "stack/params.h"
 
 struct ns_stack_hooks {
     /* Echo replies and errors for the embedder's echo requests (ping). */
@@ -138,16 +118,9 @@ struct ns_stack {
     struct ns_rng rng;
     struct ns_stack_hooks hooks;
 
-    struct ns_iface ifaces[NS_MAX_IFACES];
-    uint32_t n_ifaces;
-    uint32_t gateway; /* default route's next hop, 0 = none */
-
-    struct ns_neigh_table arp_tbl;
-    struct ns_reass reass;
-    struct ns_pmtu_cache pmtu;
-    struct ns_icmp_rl icmp_rl;
-    struct ns_udp_table udp;
-    uint16_t ip_id;
+    struct ns_link link; /* interfaces, Ethernet in and out */
+    struct ns_arp arp;   /* arp.tbl: the neighbour table of IPv4 */
+    struct ns_ipv4 ip;   /* routes, PMTU, reassembly, ICMP, UDP */
 
     /* SCTP over IPv4 protocol 132 (stack/sctp_glue.c). */
     struct ns_sctp sctp;
@@ -162,11 +135,6 @@ struct ns_stack {
     struct ns_sctp_encap_peer sctp_encap_peers[NS_SCTP_ENCAP_PEERS];
     struct ns_sctp_udp_stats sctp_udp_stats;
 
-    struct ns_eth_stats eth_stats;
-    struct ns_arp_stats arp_stats;
-    struct ns_ip_stats ip_stats;
-    struct ns_icmp_stats icmp_stats;
-    struct ns_udp_stats udp_stats;
     struct ns_stack_gauges gauges; /* refreshed by ns_stack_counters */
 };
 
@@ -205,10 +173,6 @@ static inline uint64_t ns_stack_next_deadline(const struct ns_stack *s)
 /* The next frame to transmit on ifindex, or NULL. The caller frees it. */
 struct ns_pkt *ns_stack_tx_pop(struct ns_stack *s, uint32_t ifindex);
 
-/* Link output: push an Ethernet header and queue on ifc's txq (takes pkt). */
-void ns_eth_output(struct ns_stack *s, struct ns_iface *ifc, struct ns_pkt *pkt,
-                   const struct ns_mac *dst, uint16_t type);
-
 /* Counters, in the order `nstack stats` prints them. */
 size_t ns_stack_counters(struct ns_stack *s, struct ns_ctr_group *out, size_t max);
 
@@ -232,17 +196,19 @@ struct ns_sctp_assoc *ns_stack_sctp_connect(struct ns_stack *s, struct ns_sctp_e
 /* After timers ran (ns_stack_poll): apply path-MTU changes the output
  * path had to defer (it may not call into the engine). */
 void ns_stack_sctp_poll(struct ns_stack *s, uint64_t now);
-/* IPv4 input of protocol 132: data at the SCTP common header. Takes pkt. */
-void ns_stack_sctp_input(struct ns_stack *s, struct ns_pkt *pkt, uint32_t src, uint32_t dst,
-                         bool bcast, uint64_t now);
-/* An ICMP error quoting an SCTP packet we sent from src to dst; l4 holds
- * the first l4_len (>= 8) quoted bytes of it from the common header on
- * (ports and verification tag; an INIT's initiate tag needs 20). mtu: the
- * next-hop MTU of a fragmentation-needed (0 for other errors).
- * Fragmentation-needed lowers the path MTU, protocol unreachable ends the
- * association like a peer ABORT, the rest is ignored (RFC 9260 App. C). */
-void ns_stack_sctp_icmp_error(struct ns_stack *s, uint32_t src, uint32_t dst, const uint8_t *l4,
-                              uint32_t l4_len, uint8_t type, uint8_t code, uint32_t mtu,
+/* IPv4 input of protocol 132 (registered with ns_ipv4_register): data at
+ * the SCTP common header. Takes pkt. ctx: the stack. */
+void ns_stack_sctp_input(void *ctx, struct ns_pkt *pkt, uint32_t src, uint32_t dst, bool bcast,
+                         uint64_t now);
+/* An ICMP error quoting an SCTP packet we sent from src to dst (the
+ * protocol's error handler); l4 holds the first l4_len (>= 8) quoted bytes
+ * of it from the common header on (ports and verification tag; an INIT's
+ * initiate tag needs 20). mtu: the next-hop MTU of a fragmentation-needed
+ * (0 for other errors). Fragmentation-needed lowers the path MTU, protocol
+ * unreachable ends the association like a peer ABORT, the rest is ignored
+ * (RFC 9260 App. C). ctx: the stack. */
+void ns_stack_sctp_icmp_error(void *ctx, uint32_t src, uint32_t dst, const uint8_t *l4,
+                              uint32_t l4_len, uint8_t type, uint8_t code, uint32_t mtu, int err,
                               uint64_t now);
 /* The association with these ports and peer whose peer verification tag
  * (the tag in the packets we send) is vtag; NULL if none. */
@@ -287,15 +253,6 @@ void ns_stack_sctp_udp_output(struct ns_stack *s, struct ns_pkt *p, const struct
 uint32_t ns_stack_sctp_route_pmtu(struct ns_stack *s, uint32_t dst, uint32_t hdrs, uint64_t now);
 /* SCTP bytes one encapsulated packet to dst carries (0: no route). */
 uint32_t ns_stack_sctp_udp_pmtu(struct ns_stack *s, uint32_t dst, uint64_t now);
-/* An ICMP error quoting a UDP datagram we sent from src to dst: udp holds
- * the first udp_len quoted bytes from the UDP header on. Returns true
- * when it was about SCTP over UDP (source port sctp.udp_port), which it
- * then handles as RFC 6951 5.6 says: port unreachable as SCTP's protocol
- * unreachable, fragmentation-needed lowering the path MTU (less the UDP
- * header), after the quoted verification tag checks of ICMP for SCTP. */
-bool ns_stack_sctp_udp_icmp_error(struct ns_stack *s, uint32_t src, uint32_t dst,
-                                  const uint8_t *udp, uint32_t udp_len, uint8_t type, uint8_t code,
-                                  uint32_t mtu, uint64_t now);
 /* Shared with sctp_glue.c: ICMP for SCTP with the quoted SCTP header at
  * l4; encap_port is the quoted UDP destination port (0: raw IP), which a
  * path of the association must use. */

@@ -496,7 +496,7 @@ static void cmd_addr(struct ns_cmd_sess *sess, int argc, char *const *argv)
     if (json)
         ns_sbuf_puts(&b, "[");
     bool first = true;
-    for (uint32_t i = 1; i <= s->n_ifaces; i++) {
+    for (uint32_t i = 1; i <= s->link.n_ifaces; i++) {
         struct ns_iface *ifc = ns_stack_iface(s, i);
         if (only && strcmp(only, ifc->name) != 0)
             continue;

@@ -1071,7 +1071,7 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
                 fprintf(stderr, "nstack: daemon: %s: %s\n", o->pcap, strerror(errno));
                 return 1;
             }
-            ns_udp_host_set_pcap(d->uh, d->uh_pcap);
+            ns_udp_host_set_capture(d->uh, ns_pcap_capture, d->uh_pcap);
         }
     } else {
         d->dev = ns_dev_open(o->dev, err, sizeof(err));

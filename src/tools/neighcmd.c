@@ -82,7 +82,7 @@ static int cmp_nent(const void *a, const void *b)
 static bool collect(struct ns_stack *s, struct nlist *l)
 {
     memset(l, 0, sizeof(*l));
-    ns_neigh_foreach(&s->arp_tbl, visit, l);
+    ns_neigh_foreach(&s->arp.tbl, visit, l);
     if (l->oom) {
         free(l->v);
         return false;
@@ -275,7 +275,7 @@ static bool default_dev(struct ns_cmd_sess *sess, const char *op, struct nfilter
 {
     if (f->ifindex)
         return true;
-    if (sess->env->s->n_ifaces == 1) {
+    if (sess->env->s->link.n_ifaces == 1) {
         f->ifindex = 1;
         return true;
     }
@@ -338,7 +338,7 @@ static void neigh_set(struct ns_cmd_sess *sess, const char *op, int argc, char *
         uint8_t key[4], ll[NS_ETH_ALEN];
         addr_to_key(f.addr, key);
         memcpy(ll, f.have_lladdr ? f.lladdr.b : cur->lladdr, NS_ETH_ALEN);
-        int r = ns_neigh_admin_set(&s->arp_tbl, f.ifindex, key, ll, state, now);
+        int r = ns_neigh_admin_set(&s->arp.tbl, f.ifindex, key, ll, state, now);
         if (r < 0) {
             ns_cmd_errorf(sess, "neigh %s %s: %s", op, f.dst_str, strerror(-r));
             status = NS_EXIT_USAGE;
@@ -362,7 +362,7 @@ static void neigh_del(struct ns_cmd_sess *sess, int argc, char *const *argv, uin
         return;
     uint8_t key[4];
     addr_to_key(f.addr, key);
-    int r = ns_neigh_admin_del(&sess->env->s->arp_tbl, f.ifindex, key, now);
+    int r = ns_neigh_admin_del(&sess->env->s->arp.tbl, f.ifindex, key, now);
     if (r == -ENOENT) {
         ns_cmd_errorf(sess, "neigh del %s: no such entry", f.dst_str);
         ns_cmd_finish(sess, NS_EXIT_USAGE);
@@ -385,7 +385,7 @@ static void neigh_flush(struct ns_cmd_sess *sess, int argc, char *const *argv, u
         return;
     unsigned n = 0;
     if (!f.have_to && !f.have_nud) {
-        n = ns_neigh_flush(&s->arp_tbl, f.ifindex, (uint8_t)~spared, now);
+        n = ns_neigh_flush(&s->arp.tbl, f.ifindex, (uint8_t)~spared, now);
     } else {
         struct nlist l;
         if (!collect(s, &l)) {
@@ -398,7 +398,7 @@ static void neigh_flush(struct ns_cmd_sess *sess, int argc, char *const *argv, u
                 continue;
             uint8_t key[4];
             addr_to_key(l.v[i].addr, key);
-            if (ns_neigh_admin_del(&s->arp_tbl, l.v[i].ifindex, key, now) == 0)
+            if (ns_neigh_admin_del(&s->arp.tbl, l.v[i].ifindex, key, now) == 0)
                 n++;
         }
         free(l.v);

@@ -45,6 +45,7 @@ struct perf_job {
     uint16_t port;
     uint64_t secs_us, interval_us;
     uint32_t msgsize, streams;
+    uint32_t granted; /* outbound streams the peer granted (written before connected_fn) */
     bool unordered;
     bool sink;                  /* -k: a plain sink peer (tsctp, discard): no END/REPORT */
     int sndbuf_opt, rcvbuf_opt; /* 0: the defaults */
@@ -74,6 +75,55 @@ static void job_free(struct perf_job *j)
 {
     pthread_mutex_destroy(&j->mu);
     free(j);
+}
+
+/* The socket refuses a message larger than its SO_SNDBUF (EMSGSIZE, see
+ * ns_sctp_sendv), so raise it when the message needs more. The value set
+ * is doubled, as on Linux: two messages fit, one waiting while the engine
+ * takes the one before it. */
+static void perf_fit_sndbuf(struct ns_rt *rt, int sd, uint32_t msgsize)
+{
+    int cur = 0;
+    socklen_t l = sizeof(cur);
+    if (ns_getsockopt(rt, sd, NS_SOL_SOCKET, NS_SO_SNDBUF, &cur, &l) == 0 && cur >= 0 &&
+        (uint32_t)cur >= msgsize)
+        return;
+    int v = (int)msgsize;
+    ns_setsockopt(rt, sd, NS_SOL_SOCKET, NS_SO_SNDBUF, &v, sizeof(v));
+}
+
+/* Above sysctl sctp.max_message_bytes every send fails with EMSGSIZE, and
+ * no socket option lifts that limit: say so before connecting, and how.
+ * The socket layer keeps the value the daemon started with (ns_rt copies
+ * the engine's parameters once), so only --sysctl at start raises it; the
+ * receiving daemon needs nothing (it takes larger messages in pieces). */
+static bool perf_msg_fits(struct ns_cmd_sess *sess, const char *what, uint32_t size)
+{
+    uint32_t max = 0;
+    if (ns_sysctl_get(sess->env->s, "sctp.max_message_bytes", &max) < 0 || size <= max)
+        return true;
+    ns_cmd_errorf(sess,
+                  "%s: -m %" PRIu32 " exceeds sysctl sctp.max_message_bytes (%" PRIu32
+                  ") of this daemon; start it with --sysctl sctp.max_message_bytes=%" PRIu32,
+                  what, size, max, size);
+    return false;
+}
+
+/* A send refused with EMSGSIZE although perf_msg_fits passed: the sysctl
+ * was raised after the daemon started, which the sockets do not see. */
+static void perf_send_errorf(struct ns_cmd_sess *sess, const char *what, uint32_t dst,
+                             uint16_t port, int err, uint32_t size)
+{
+    char b[16];
+    if (err == EMSGSIZE)
+        ns_cmd_errorf(sess,
+                      "%s: send %s port %u: %s (sockets keep the sctp.max_message_bytes the "
+                      "daemon started with: start it with --sysctl sctp.max_message_bytes=%" PRIu32
+                      ")",
+                      what, ns_ip_fmt(dst, b), port, strerror(err), size);
+    else
+        ns_cmd_errorf(sess, "%s: send %s port %u: %s", what, ns_ip_fmt(dst, b), port,
+                      strerror(err));
 }
 
 static void stop_sending(struct perf_job *j)
@@ -239,6 +289,7 @@ static void *perf_main(void *arg)
         ns_setsockopt(rt, sd, NS_SOL_SOCKET, NS_SO_SNDBUF, &j->sndbuf_opt, sizeof(int));
     if (j->rcvbuf_opt)
         ns_setsockopt(rt, sd, NS_SOL_SOCKET, NS_SO_RCVBUF, &j->rcvbuf_opt, sizeof(int));
+    perf_fit_sndbuf(rt, sd, j->msgsize); /* -S too small for -m was refused up front */
     socklen_t l = sizeof(int);
     ns_getsockopt(rt, sd, NS_SOL_SOCKET, NS_SO_SNDBUF, &j->sndbuf, &l);
     l = sizeof(int);
@@ -255,6 +306,15 @@ static void *perf_main(void *arg)
     atomic_store(&j->connected, true);
     if (atomic_load(&j->stop))
         goto out;
+    /* The peer may grant fewer outbound streams than INIT asked for (its
+     * INIT ACK's inbound streams, RFC 9260 5.1.1): a stream above them is
+     * refused with EINVAL, so the messages go round the granted ones. */
+    struct ns_sctp_status st = {0};
+    socklen_t stl = sizeof(st);
+    j->granted = j->streams;
+    if (ns_getsockopt(rt, sd, NS_IPPROTO_SCTP, NS_SCTP_STATUS, &st, &stl) == 0 && st.sstat_outstrms)
+        j->granted = st.sstat_outstrms;
+    uint32_t nsid = j->granted < j->streams ? j->granted : j->streams;
     ns_rt_post(rt, connected_fn, j);
     j->t0 = ns_svc_mono_us();
     j->cpu0 = ns_svc_cpu_us();
@@ -276,7 +336,7 @@ static void *perf_main(void *arg)
         }
         bytes += (uint64_t)r;
         msgs++;
-        if (++sid == j->streams)
+        if (++sid == nsid)
             sid = 0;
         atomic_store_explicit(&j->sent_bytes, bytes, memory_order_relaxed);
         atomic_store_explicit(&j->sent_msgs, msgs, memory_order_relaxed);
@@ -347,11 +407,11 @@ static void on_conn_check(struct ns_timer *t, uint64_t now)
 {
     struct perf_job *j = NS_CONTAINER_OF(t, struct perf_job, t_conn);
     struct ns_route r;
-    bool bad = !ns_route_lookup(j->env->s, j->dst, now, &r);
+    bool bad = !ns_route_lookup(&j->env->s->ip, j->dst, now, &r);
     if (!bad && now - j->started >= 1000000u) {
         uint8_t key[4];
         ns_arp_key(r.nexthop, key);
-        struct ns_neigh *n = ns_neigh_lookup(&j->env->s->arp_tbl, r.ifc->index, key);
+        struct ns_neigh *n = ns_neigh_lookup(&j->env->s->arp.tbl, r.ifc->index, key);
         bad = n && n->state == NS_NUD_FAILED;
     }
     if (!bad) {
@@ -378,6 +438,8 @@ static void connected_fn(struct ns_rt *rt, void *arg)
     ns_cmd_printf(j->sess, 1,
                   "SCTP STREAM TEST from %s () port 0 AF_INET to %s () port %u AF_INET\n",
                   ns_ip_fmt(j->src, a), ns_ip_fmt(j->dst, b), j->port);
+    ns_cmd_printf(j->sess, 1, "Streams: %" PRIu32 " requested, %" PRIu32 " granted\n", j->streams,
+                  j->granted);
     ns_timer_arm(&j->env->timers, &j->t_end, now + j->secs_us);
     j->last_t = now;
     if (j->interval_us)
@@ -431,7 +493,10 @@ static void done_fn(struct ns_rt *rt, void *arg)
     }
     struct ns_cmd_sess *sess = j->sess;
     int status = NS_EXIT_OK;
-    if (j->err) {
+    if (j->err && strcmp(j->err_what, "send") == 0) {
+        perf_send_errorf(sess, "perf", j->dst, j->port, j->err, j->msgsize);
+        status = NS_EXIT_FAIL;
+    } else if (j->err) {
         char b[16];
         int e = j->err;
         ns_cmd_errorf(sess, "perf: %s %s port %u: %s", j->err_what, ns_ip_fmt(j->dst, b), j->port,
@@ -587,6 +652,21 @@ void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t
         ns_cmd_finish(sess, NS_EXIT_FAIL);
         return;
     }
+    /* An explicit -S is kept as given (perf raises SO_SNDBUF by itself only
+     * without it), so it must hold one message. setsockopt doubles it. */
+    uint32_t sb = o.sndbuf < 2048 ? 4096 : o.sndbuf * 2;
+    if (o.sndbuf && sb < o.msgsize) {
+        ns_cmd_errorf(sess,
+                      "perf: -m %" PRIu32 " does not fit -S %" PRIu32 " (a %" PRIu32
+                      "-byte send buffer); omit -S or give at least %" PRIu32,
+                      o.msgsize, o.sndbuf, sb, (o.msgsize + 1) / 2);
+        ns_cmd_finish(sess, NS_EXIT_USAGE);
+        return;
+    }
+    if (!perf_msg_fits(sess, "perf", o.msgsize)) {
+        ns_cmd_finish(sess, NS_EXIT_FAIL);
+        return;
+    }
     struct perf_job *j = calloc(1, sizeof(*j));
     if (!j) {
         ns_cmd_errorf(sess, "out of memory");
@@ -638,6 +718,12 @@ void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t
 
 /* ---- `nstack sctp send`: one message, and the replies within a wait ---- */
 
+/* Replies are gathered piece by piece up to their end (a message above the
+ * partial delivery point comes in several reads); beyond this much the
+ * rest of a reply is counted but not kept. */
+#define SSEND_MAX_REPLY (4u << 20)
+#define SSEND_READ      65536u
+
 struct ssend_job {
     struct ns_cmd_sess *sess; /* stack thread; NULL once the session is gone */
     struct ns_svc *svc;
@@ -646,13 +732,14 @@ struct ssend_job {
     uint16_t port, sid;
     uint32_t ppid;
     uint64_t wait_us;
+    uint32_t size; /* -m: a pattern message of this many bytes instead of TEXT */
     struct ns_sbuf text, out;
     pthread_t thread;
     atomic_bool stop;
     bool thread_done;
     int err;
     const char *err_what;
-    unsigned replies;
+    unsigned replies, mismatches;
 };
 
 static void ssend_job_free(struct ssend_job *j)
@@ -660,6 +747,25 @@ static void ssend_job_free(struct ssend_job *j)
     ns_sbuf_free(&j->text);
     ns_sbuf_free(&j->out);
     free(j);
+}
+
+/* -m's message: byte i is i mod 251. A prime period makes a piece echoed
+ * at the wrong place (or alone, as a whole message) differ from what was
+ * sent unless it is shifted by a multiple of 251. */
+static uint8_t ssend_pattern(size_t i)
+{
+    return (uint8_t)(i % 251u);
+}
+
+/* The first byte where a reply differs from the -m message, or len when it
+ * is the message (a shorter or longer reply differs at the shorter end). */
+static size_t ssend_diff(const uint8_t *p, size_t len, size_t kept, uint32_t size)
+{
+    size_t n = kept < size ? kept : size;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != ssend_pattern(i))
+            return i;
+    return len == size ? len : n;
 }
 
 static void ssend_done_fn(struct ns_rt *rt, void *arg)
@@ -674,22 +780,55 @@ static void ssend_done_fn(struct ns_rt *rt, void *arg)
         return;
     }
     ns_cmd_put_sbuf(j->sess, 1, &j->out);
-    if (j->err) {
+    if (j->err && strcmp(j->err_what, "send") == 0) {
+        perf_send_errorf(j->sess, "sctp send", j->dst, j->port, j->err,
+                         j->size ? j->size : (uint32_t)j->text.len);
+    } else if (j->err) {
         char b[16];
         ns_cmd_errorf(j->sess, "sctp send: %s %s port %u: %s", j->err_what, ns_ip_fmt(j->dst, b),
                       j->port, strerror(j->err));
+    } else if (j->mismatches) {
+        ns_cmd_errorf(j->sess, "sctp send: %u of %u replies differ from the message", j->mismatches,
+                      j->replies);
     }
-    ns_cmd_finish(j->sess, j->err ? NS_EXIT_FAIL : NS_EXIT_OK);
+    ns_cmd_finish(j->sess, j->err || j->mismatches ? NS_EXIT_FAIL : NS_EXIT_OK);
+}
+
+/* One whole reply (or as much of it as was kept): a line of output. */
+static void ssend_reply(struct ssend_job *j, const struct ns_sctp_rcvinfo *ri, const uint8_t *p,
+                        size_t len, size_t kept)
+{
+    ns_sbuf_printf(&j->out, "reply stream %u ppid %" PRIu32 " len %zu: ", ri->rcv_sid, ri->rcv_ppid,
+                   len);
+    j->replies++;
+    if (!j->size) {
+        ns_sbuf_escape(&j->out, p, kept);
+        ns_sbuf_puts(&j->out, kept < len ? "...\n" : "\n");
+        return;
+    }
+    size_t d = ssend_diff(p, len, kept, j->size);
+    if (d == len) {
+        ns_sbuf_puts(&j->out, "same as sent\n");
+        return;
+    }
+    ns_sbuf_printf(&j->out, "differs from byte %zu\n", d);
+    j->mismatches++;
 }
 
 static void *ssend_main(void *arg)
 {
     struct ssend_job *j = arg;
     struct ns_rt *rt = j->rt;
-    uint8_t *buf = malloc(65536);
-    int sd = buf ? ns_socket(rt, NS_SOCK_STREAM) : -1;
+    size_t cap = SSEND_MAX_REPLY + SSEND_READ;
+    uint8_t *buf = malloc(cap);
+    uint8_t *msg = NULL;
+    size_t msglen = j->size ? j->size : j->text.len;
+    if (buf && j->size && (msg = malloc(j->size)) != NULL)
+        for (size_t i = 0; i < j->size; i++)
+            msg[i] = ssend_pattern(i);
+    int sd = buf && (!j->size || msg) ? ns_socket(rt, NS_SOCK_STREAM) : -1;
     if (sd < 0) {
-        j->err = buf ? errno : ENOMEM;
+        j->err = buf && (!j->size || msg) ? errno : ENOMEM;
         j->err_what = "socket";
         goto out;
     }
@@ -698,6 +837,7 @@ static void *ssend_main(void *arg)
                                  .sinit_max_attempts = 4,
                                  .sinit_max_init_timeo = 2000};
     ns_setsockopt(rt, sd, NS_IPPROTO_SCTP, NS_SCTP_INITMSG, &im, sizeof(im));
+    perf_fit_sndbuf(rt, sd, (uint32_t)msglen);
     struct sockaddr_in sin = {
         .sin_family = AF_INET, .sin_port = htons(j->port), .sin_addr.s_addr = htonl(j->dst)};
     if (ns_connect(rt, sd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
@@ -706,7 +846,7 @@ static void *ssend_main(void *arg)
         goto out;
     }
     struct ns_sctp_sndinfo si = {.snd_sid = j->sid, .snd_ppid = j->ppid};
-    struct iovec iov = {(void *)ns_sbuf_str(&j->text), j->text.len};
+    struct iovec iov = {msg ? (void *)msg : (void *)ns_sbuf_str(&j->text), msglen};
     if (ns_sctp_sendv(rt, sd, &iov, 1, NULL, 0, &si, sizeof(si), NS_SCTP_SENDV_SNDINFO, 0) < 0) {
         j->err = errno;
         j->err_what = "send";
@@ -715,12 +855,14 @@ static void *ssend_main(void *arg)
     ns_set_nonblock(rt, sd, true);
     int efd = ns_socket_fd(rt, sd);
     uint64_t until = ns_svc_mono_us() + j->wait_us;
+    size_t len = 0; /* of the reply so far; at most cap - SSEND_READ of it kept */
     while (!atomic_load(&j->stop) && !ns_svc_stopping(j->svc) && ns_svc_mono_us() < until) {
         struct ns_sctp_rcvinfo ri;
         socklen_t il = sizeof(ri);
         unsigned it = 0;
         int fl = 0;
-        struct iovec riov = {buf, 65536};
+        size_t kept = len < SSEND_MAX_REPLY ? len : SSEND_MAX_REPLY;
+        struct iovec riov = {buf + kept, SSEND_READ};
         ssize_t n =
             ns_sctp_recvv(rt, sd, &riov, 1, NULL, NULL, &ri, &il, &it, &fl, NS_MSG_DONTWAIT);
         if (n < 0 && errno == EAGAIN) {
@@ -734,15 +876,17 @@ static void *ssend_main(void *arg)
             continue;
         if (it != NS_SCTP_RECVV_RCVINFO)
             memset(&ri, 0, sizeof(ri));
-        ns_sbuf_printf(&j->out, "reply stream %u ppid %" PRIu32 " len %zd: ", ri.rcv_sid,
-                       ri.rcv_ppid, n);
-        ns_sbuf_escape(&j->out, buf, (size_t)n);
-        ns_sbuf_puts(&j->out, "\n");
-        j->replies++;
+        len += (size_t)n;
+        if (!(fl & NS_MSG_EOR))
+            continue; /* one-to-one: the next read continues this message */
+        kept = len < SSEND_MAX_REPLY ? len : SSEND_MAX_REPLY;
+        ssend_reply(j, &ri, buf, len, kept);
+        len = 0;
     }
 out:
     if (sd >= 0)
         ns_close(rt, sd);
+    free(msg);
     free(buf);
     ns_rt_post(rt, ssend_done_fn, j);
     return NULL;
@@ -771,7 +915,7 @@ static const struct ns_cmd_kind ssend_kind = {
 };
 
 struct ssend_opts {
-    uint32_t sid, ppid;
+    uint32_t sid, ppid, size;
     uint64_t wait_us;
 };
 
@@ -785,6 +929,8 @@ static bool ssend_opt(struct ns_cmd_sess *sess, void *arg, char opt, const char 
         ok = ns_arg_u32(val, 0, UINT32_MAX, &o->ppid);
     else if (opt == 'W')
         ok = ns_arg_seconds(val, &o->wait_us);
+    else if (opt == 'm')
+        ok = ns_arg_u32(val, 1, PERF_MAX_MSG, &o->size);
     if (!ok)
         ns_cmd_errorf(sess, "sctp send: bad -%c '%s' (see: nstack sctp --help)", opt, val);
     return ok;
@@ -795,7 +941,7 @@ void ns_cmd_sctp_send(struct ns_cmd_sess *sess, int argc, char *const *argv, uin
     (void)now;
     struct ssend_opts o = {.wait_us = 1000000u};
     const struct ns_cmd_optspec spec = {.name = "sctp send",
-                                        .with_arg = "iPW",
+                                        .with_arg = "iPWm",
                                         .flags = "",
                                         .verbatim_after = 2,
                                         .cb = ssend_opt,
@@ -809,8 +955,13 @@ void ns_cmd_sctp_send(struct ns_cmd_sess *sess, int argc, char *const *argv, uin
     }
     uint32_t dst;
     uint16_t port;
-    if (npos < 3) {
+    if (npos < (o.size ? 2 : 3)) {
         ns_cmd_errorf(sess, "sctp send: HOST PORT TEXT required (see: nstack sctp --help)");
+        ns_cmd_finish(sess, NS_EXIT_USAGE);
+        return;
+    }
+    if (o.size && npos > 2) {
+        ns_cmd_errorf(sess, "sctp send: -m SIZE sends its own message: no TEXT after PORT");
         ns_cmd_finish(sess, NS_EXIT_USAGE);
         return;
     }
@@ -826,6 +977,10 @@ void ns_cmd_sctp_send(struct ns_cmd_sess *sess, int argc, char *const *argv, uin
     struct ns_rt *rt = ns_svc_rt(sess->env->svc);
     if (!rt || ns_svc_stopping(sess->env->svc)) {
         ns_cmd_errorf(sess, "sctp send: this stack has no socket runtime (run it in the daemon)");
+        ns_cmd_finish(sess, NS_EXIT_FAIL);
+        return;
+    }
+    if (o.size && !perf_msg_fits(sess, "sctp send", o.size)) {
         ns_cmd_finish(sess, NS_EXIT_FAIL);
         return;
     }
@@ -850,6 +1005,7 @@ void ns_cmd_sctp_send(struct ns_cmd_sess *sess, int argc, char *const *argv, uin
     j->sid = (uint16_t)o.sid;
     j->ppid = o.ppid;
     j->wait_us = o.wait_us;
+    j->size = o.size;
     atomic_init(&j->stop, false);
     ns_svc_job_begin(j->svc);
     int e = pthread_create(&j->thread, NULL, ssend_main, j);

@@ -102,7 +102,7 @@ static void send_one(struct ping *p, uint64_t now)
     p->rcvd[seq / 8] &= (uint8_t) ~(1u << (seq % 8));
     p->last_send = now;
     p->sending = true;
-    int r = ns_icmp_echo_send(s, p->dst, p->id, seq, p->size, 0, now);
+    int r = ns_icmp_echo_send(&s->ip, p->dst, p->id, seq, p->size, 0, now);
     p->sending = false;
     if (r < 0) {
         p->st.nerrors++;
@@ -190,7 +190,7 @@ void ns_cmd_ping(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t
     }
     /* As iputils, fail before the banner when there is no route at all. */
     struct ns_route rt;
-    if (!ns_route_lookup(env->s, dst, now, &rt)) {
+    if (!ns_route_lookup(&env->s->ip, dst, now, &rt)) {
         ns_cmd_errorf(sess, "ping: connect: Network is unreachable");
         ns_cmd_finish(sess, NS_EXIT_USAGE);
         return;

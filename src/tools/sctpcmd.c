@@ -16,7 +16,7 @@ static uint32_t local_addr(struct ns_stack *s, const struct ns_sctp_path_info *p
     if (pi->local.addr)
         return pi->local.addr;
     struct ns_route rt;
-    return ns_route_lookup(s, pi->addr.addr, now, &rt) ? rt.src : 0;
+    return ns_route_lookup(&s->ip, pi->addr.addr, now, &rt) ? rt.src : 0;
 }
 
 static void show_text(struct ns_sbuf *b, struct ns_stack *s, const struct ns_sctp_assoc *a,

@@ -20,11 +20,26 @@
 
 struct ns_rt;
 struct ns_svc;
+struct ns_ctr_group;
 
 #define NS_PERF_DEFAULT_PORT 5001
 #define NS_PERF_PPID_DATA    0u
 #define NS_PERF_PPID_END     0x4e535045u /* "NSPE" */
 #define NS_PERF_PPID_REPORT  0x4e535052u /* "NSPR" */
+
+/* Counters of the services (group "services"; only rare events, so the
+ * threads post them to the stack thread, the one writer):
+ * echo_reassembled: messages echoed that were read in pieces;
+ * echo_too_big: messages over 256 KiB, read to their end and not echoed;
+ * echo_nomem: messages dropped for want of reassembly memory (or, without
+ * memory for its state, the association aborted);
+ * echo_send_waits: replies that found the send buffer full and waited;
+ * echo_send_errors: replies the socket refused (association gone, or over
+ * sysctl sctp.max_message_bytes). */
+// clang-format off
+#define NS_SVC_COUNTERS(X) \
+    X(echo_reassembled) X(echo_too_big) X(echo_nomem) X(echo_send_waits) X(echo_send_errors)
+// clang-format on
 
 struct ns_svc *ns_svc_new(void);
 /* A --serve spec this module runs (discard:, echo:, perf:). */
@@ -34,6 +49,9 @@ int ns_svc_add(struct ns_svc *svc, const char *spec, char *err, size_t errlen);
 /* Bind and listen every recorded service on rt and start their threads. */
 int ns_svc_start(struct ns_svc *svc, struct ns_rt *rt, char *err, size_t errlen);
 struct ns_rt *ns_svc_rt(const struct ns_svc *svc);
+/* The "services" counter group into g (at most max); the number of groups
+ * written. Read it on the stack thread (as `nstack stats` does). */
+size_t ns_svc_counters(struct ns_svc *svc, struct ns_ctr_group *g, size_t max);
 /* Stop services, tell perf runs to end, and wait for every thread (the
  * runtime must still run: call before ns_rt_free). NULL is fine. */
 void ns_svc_stop(struct ns_svc *svc);

@@ -37,7 +37,7 @@ static bool send_opt(struct ns_cmd_sess *sess, void *arg, char opt, const char *
 static void do_send(struct ns_cmd_sess *sess, struct udp_send *u, uint64_t now)
 {
     struct ns_stack *s = sess->env->s;
-    struct ns_udp_sock *sk = ns_udp_open(s);
+    struct ns_udp_sock *sk = ns_udp_open(&s->ip);
     if (!sk) {
         ns_cmd_errorf(sess, "udp send: out of memory");
         ns_cmd_finish(sess, NS_EXIT_FAIL);
@@ -296,7 +296,7 @@ static void udp_recv(struct ns_cmd_sess *sess, int argc, char *const *argv, uint
     }
     struct udp_recv *u = calloc(1, sizeof(*u));
     uint8_t *buf = malloc(UDP_RXBUF);
-    struct ns_udp_sock *sk = u && buf ? ns_udp_open(env->s) : NULL;
+    struct ns_udp_sock *sk = u && buf ? ns_udp_open(&env->s->ip) : NULL;
     if (!sk) {
         free(u);
         free(buf);
@@ -389,7 +389,7 @@ int ns_cmd_serve(struct ns_cmd_env *env, const char *spec, char *err, size_t err
     }
     struct ns_cmd_echo *e = calloc(1, sizeof(*e));
     uint8_t *buf = malloc(UDP_RXBUF);
-    struct ns_udp_sock *sk = e && buf ? ns_udp_open(env->s) : NULL;
+    struct ns_udp_sock *sk = e && buf ? ns_udp_open(&env->s->ip) : NULL;
     int r = sk ? ns_udp_bind(sk, 0, port) : -ENOMEM;
     if (r < 0) {
         if (sk)

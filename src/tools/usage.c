@@ -67,12 +67,15 @@ static const char usage_udp[] =
 static const char usage_sctp[] =
     "Usage: nstack [-j] sctp [show [ID]]\n"
     "       nstack sctp send [-i SID] [-P PPID] [-W SEC] HOST PORT TEXT...\n"
+    "       nstack sctp send [-i SID] [-P PPID] [-W SEC] -m SIZE HOST PORT\n"
     "show: the SCTP associations (or association ID): state, addresses and ports,\n"
     "streams, congestion and receive windows, RTT/RTO, TSNs, one line per path, and\n"
     "counters.\n"
     "send: one message of TEXT (words joined by spaces) on stream SID (default 0) with\n"
     "ppid PPID (default 0) over a new association, then prints each message that comes\n"
     "back within SEC seconds (default 1) as \"reply stream S ppid P len N: TEXT\".\n"
+    "-m SIZE: SIZE bytes of a pattern instead of TEXT (at most 1048576); each reply is\n"
+    "checked byte for byte (\"same as sent\" or \"differs from byte K\", exit 1).\n"
     "HOST:UDPPORT: SCTP over UDP encapsulation to that port (RFC 6951); it stays the\n"
     "stack's port for HOST. Without it: sysctl sctp.encap_port (0 = raw IP).\n";
 
@@ -88,8 +91,10 @@ static const char usage_perf[] =
     "              sctp.encap_port; 0 = raw IP, 9899 in hosted mode)\n"
     "  -p PORT     server port (default 5001)\n"
     "  -l SECS     test length (default 10)\n"
-    "  -m MSGSIZE  message size in bytes (default 1024, at most 1048576)\n"
-    "  -n STREAMS  outbound streams, used in turn (default 1)\n"
+    "  -m MSGSIZE  message size in bytes (default 1024, at most 1048576; above 262144\n"
+    "              the daemon needs --sysctl sctp.max_message_bytes=MSGSIZE)\n"
+    "  -n STREAMS  outbound streams asked for; those granted are used in turn\n"
+    "              (default 1)\n"
     "  -u          unordered delivery\n"
     "  -k          the peer is a plain sink (tsctp, --serve discard): no report;\n"
     "              sender-side figures once the shutdown shows all data acknowledged\n"

@@ -37,7 +37,6 @@
 #include <linux/errqueue.h>
 
 #include "core/checksum.h"
-#include "dev/pcap.h"
 
 #ifndef SOL_UDP
 #define SOL_UDP 17
@@ -108,7 +107,8 @@ struct ns_udp_host {
         struct cmsghdr align;
     } rx_cmsg[NS_UDP_HOST_BATCH];
 
-    struct ns_pcap *pcap;
+    ns_udp_host_capture_fn capture;
+    void *capture_ctx;
     uint8_t *frame; /* capture scratch: FRAME_HDR + largest datagram */
 
     struct ns_udp_host_stats stats;
@@ -243,9 +243,10 @@ size_t ns_udp_host_counters(const struct ns_udp_host *h, struct ns_ctr_group *ou
     return 1;
 }
 
-void ns_udp_host_set_pcap(struct ns_udp_host *h, struct ns_pcap *pc)
+void ns_udp_host_set_capture(struct ns_udp_host *h, ns_udp_host_capture_fn fn, void *ctx)
 {
-    h->pcap = pc;
+    h->capture = fn;
+    h->capture_ctx = ctx;
 }
 
 static void wr16(uint8_t *p, uint16_t v)
@@ -287,7 +288,7 @@ static void capture(struct ns_udp_host *h, uint32_t src, uint16_t sport, uint32_
     wr16(udp + 2, dport);
     wr16(udp + 4, (uint16_t)(8 + len));
     wr16(udp + 6, 0);
-    if (ns_pcap_write_bytes(h->pcap, f, FRAME_HDR + len, now) < 0)
+    if (h->capture(h->capture_ctx, f, FRAME_HDR + len, now) < 0)
         h->stats.pcap_errors++;
 }
 
@@ -328,7 +329,7 @@ static bool rx_one(struct ns_udp_host *h, struct ns_sctp *sctp, const uint8_t *d
         h->stats.rx_short++;
         return false;
     }
-    if (h->pcap && frame_ready(h)) {
+    if (h->capture && frame_ready(h)) {
         memcpy(h->frame + FRAME_HDR, d, len);
         capture(h, src->addr, src->port, dst->addr, dst->port, len, now);
     }
@@ -647,7 +648,7 @@ void ns_udp_host_flush(struct ns_udp_host *h, uint64_t now)
                 h->stats.tx_gso_runs++;
                 h->stats.tx_gso_segs += cnt;
             }
-            if (!h->pcap || !frame_ready(h))
+            if (!h->capture || !frame_ready(h))
                 continue;
             /* One record per datagram, as the wire carries them. */
             for (unsigned i = h->tx_first[e]; i < h->tx_first[e] + cnt; i++)

@@ -108,7 +108,6 @@ struct ns_udp_host_stats {
     NS_UDP_HOST_COUNTERS(NS_CTR_FIELD)
 };
 
-struct ns_pcap;
 struct ns_udp_host;
 
 struct ns_udp_host_opts {
@@ -151,7 +150,13 @@ unsigned ns_udp_host_pending(const struct ns_udp_host *h);
 
 /* Record every datagram sent and received as an Ethernet/IPv4/UDP frame
  * (NULL stops). The caller keeps ownership of pc. */
-void ns_udp_host_set_pcap(struct ns_udp_host *h, struct ns_pcap *pc);
+/* A capture (e.g. dev/pcap.h's ns_pcap_capture with a struct ns_pcap):
+ * every datagram sent and received, as the Ethernet/IPv4/UDP frame the
+ * wire would carry (UDP checksum 0, IPv4 checksum real), one per datagram
+ * whatever offload did. fn returns < 0 on a write error (pcap_errors).
+ * NULL turns it off. */
+typedef int (*ns_udp_host_capture_fn)(void *ctx, const void *frame, uint32_t len, uint64_t now);
+void ns_udp_host_set_capture(struct ns_udp_host *h, ns_udp_host_capture_fn fn, void *ctx);
 
 const struct ns_udp_host_stats *ns_udp_host_stats(const struct ns_udp_host *h);
 size_t ns_udp_host_counters(const struct ns_udp_host *h, struct ns_ctr_group *out, size_t max);

@@ -407,7 +407,7 @@ static void ns_start(struct ns_side *s, const struct ns_sctp_params *p, const ch
             s->pcap = ns_pcap_open_opts(
                 pcap, &(struct ns_pcap_opts){.wall_offset_us = ns_pcap_wall_offset_us(now)});
             assert_non_null(s->pcap);
-            ns_udp_host_set_pcap(s->h, s->pcap);
+            ns_udp_host_set_capture(s->h, ns_pcap_capture, s->pcap);
         }
     } else {
         char e[256];
@@ -455,7 +455,7 @@ static void ns_capture_on(struct ns_side *s, bool on)
     if (!s->h || !s->pcap)
         return;
     pthread_mutex_lock(&s->mu);
-    ns_udp_host_set_pcap(s->h, on ? s->pcap : NULL);
+    ns_udp_host_set_capture(s->h, on ? ns_pcap_capture : NULL, s->pcap);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -492,7 +492,7 @@ static void ns_stop(struct ns_side *s)
         assert_int_equal(ds->rx_errors + ds->rx_drop_oversize + ds->rx_drop_nomem, 0);
         assert_int_equal(ds->tx_errors + s->tx_dropped, 0);
         assert_int_equal(s->st->sctp_glue_stats.tx_errors, 0);
-        assert_int_equal(s->st->ip_stats.in_csum_errors + s->st->ip_stats.in_hdr_errors, 0);
+        assert_int_equal(s->st->ip.stats.in_csum_errors + s->st->ip.stats.in_hdr_errors, 0);
     }
     assert_int_equal(es->rx_bad_csum, 0);
     assert_int_equal(es->rx_malformed, 0);
@@ -502,7 +502,7 @@ static void ns_stop(struct ns_side *s)
         ns_udp_host_flush(s->h, now);
         ns_sctp_free(&s->sctp);
         ns_timers_free(&s->timers);
-        ns_udp_host_set_pcap(s->h, NULL);
+        ns_udp_host_set_capture(s->h, NULL, NULL);
         if (s->pcap)
             assert_int_equal(ns_pcap_close(s->pcap), 0);
         ns_udp_host_close(s->h, now);

@@ -220,7 +220,7 @@ static int fx_transfer(struct fx *f, uint32_t total, uint64_t t_max)
         fx_send(f, total);
         /* Fragmented pings keep IPv4 reassembly allocating too. */
         if (f->periodic && sim_now(f->sim) % (20 * NS_MS) < 5 * NS_MS)
-            ns_icmp_echo_send(f->sa, IP_B, 9, (uint16_t)(sim_now(f->sim) / NS_MS), 3000, 0,
+            ns_icmp_echo_send(&f->sa->ip, IP_B, 9, (uint16_t)(sim_now(f->sim) / NS_MS), 3000, 0,
                               sim_now(f->sim));
         /* Strictly periodic failures resonate with the stacks' own cycles
          * (an ARP request and reply take 7 allocations: with period 7 the
@@ -256,12 +256,12 @@ static uint64_t nomem_counted(struct fx *f)
     struct ns_stack *st[2] = {f->sa, f->sb};
     printf("# nomem: sctp %llu/%llu, arp_cache %llu/%llu, ip reasm %llu/%llu (A/B)\n",
            (unsigned long long)f->sa->sctp.stats.nomem, (unsigned long long)f->sb->sctp.stats.nomem,
-           (unsigned long long)f->sa->arp_tbl.stats.nomem,
-           (unsigned long long)f->sb->arp_tbl.stats.nomem,
-           (unsigned long long)f->sa->ip_stats.reasm_nomem,
-           (unsigned long long)f->sb->ip_stats.reasm_nomem);
+           (unsigned long long)f->sa->arp.tbl.stats.nomem,
+           (unsigned long long)f->sb->arp.tbl.stats.nomem,
+           (unsigned long long)f->sa->ip.stats.reasm_nomem,
+           (unsigned long long)f->sb->ip.stats.reasm_nomem);
     for (int i = 0; i < 2; i++) {
-        n += st[i]->sctp.stats.nomem + st[i]->arp_tbl.stats.nomem + st[i]->ip_stats.reasm_nomem;
+        n += st[i]->sctp.stats.nomem + st[i]->arp.tbl.stats.nomem + st[i]->ip.stats.reasm_nomem;
         for (struct ns_sctp_assoc *a = ns_sctp_assoc_next(&st[i]->sctp, NULL); a;
              a = ns_sctp_assoc_next(&st[i]->sctp, a)) {
             struct ns_sctp_assoc_info ai;
@@ -288,8 +288,8 @@ static void fx_dump(struct fx *f)
            (unsigned long long)f->sb->sctp.stats.rx_init,
            (unsigned long long)f->sb->sctp.stats.tx_init_ack,
            (unsigned long long)f->sb->sctp.stats.nomem,
-           (unsigned long long)f->sa->arp_tbl.stats.res_failed,
-           (unsigned long long)f->sa->arp_tbl.stats.unres_discards,
+           (unsigned long long)f->sa->arp.tbl.stats.res_failed,
+           (unsigned long long)f->sa->arp.tbl.stats.unres_discards,
            (unsigned long long)f->sa->sctp_glue_stats.tx_errors,
            (unsigned long long)f->sb->sctp_glue_stats.tx_errors);
 }

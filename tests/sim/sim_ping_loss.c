@@ -53,7 +53,7 @@ static void run_scenario(uint64_t seed, struct outcome *o)
     assert_true(l >= 0);
 
     for (uint16_t seq = 1; seq <= N_ECHO; seq++) {
-        int r = ns_icmp_echo_send(sim_stack(sim, a), IP_B, ECHO_ID, seq, 56, 0, sim_now(sim));
+        int r = ns_icmp_echo_send(&sim_stack(sim, a)->ip, IP_B, ECHO_ID, seq, 56, 0, sim_now(sim));
         if (r == 0)
             o->sent_ok++;
         else
@@ -93,9 +93,9 @@ static void run_scenario(uint64_t seed, struct outcome *o)
         }
     }
     struct ns_stack *sa = sim_stack(sim, a), *sb = sim_stack(sim, b);
-    o->arp_tx_requests_a = sa->arp_stats.tx_requests;
-    o->arp_tx_replies_b = sb->arp_stats.tx_replies;
-    o->arp_res_failed_a = sa->arp_tbl.stats.res_failed;
+    o->arp_tx_requests_a = sa->arp.stats.tx_requests;
+    o->arp_tx_replies_b = sb->arp.stats.tx_replies;
+    o->arp_res_failed_a = sa->arp.tbl.stats.res_failed;
     const struct ns_memlink_stats *ab = ns_memlink_stats(sim_memlink(sim, l), 0);
     const struct ns_memlink_stats *ba = ns_memlink_stats(sim_memlink(sim, l), 1);
     o->frames_sent_ab = ab->sent;
@@ -105,11 +105,11 @@ static void run_scenario(uint64_t seed, struct outcome *o)
     o->steps = sim->steps;
     /* Conservation: B answers every echo that reached it; A hears every
      * answer that survived the way back, and nothing is left in flight. */
-    assert_int_equal(sa->icmp_stats.out_echos, o->sent_ok);
-    assert_true(sb->icmp_stats.in_echos <= sa->icmp_stats.out_echos);
-    assert_int_equal(sb->icmp_stats.out_echo_reps, sb->icmp_stats.in_echos);
-    assert_int_equal(sa->icmp_stats.in_echo_reps, o->replies);
-    assert_true(o->replies <= sb->icmp_stats.out_echo_reps);
+    assert_int_equal(sa->ip.icmp_stats.out_echos, o->sent_ok);
+    assert_true(sb->ip.icmp_stats.in_echos <= sa->ip.icmp_stats.out_echos);
+    assert_int_equal(sb->ip.icmp_stats.out_echo_reps, sb->ip.icmp_stats.in_echos);
+    assert_int_equal(sa->ip.icmp_stats.in_echo_reps, o->replies);
+    assert_true(o->replies <= sb->ip.icmp_stats.out_echo_reps);
     assert_int_equal(ns_memlink_next_deadline(sim_memlink(sim, l)), NS_TIME_NEVER);
     assert_int_equal(ab->delivered, ab->sent - ab->lost);
     sim_free(sim);

@@ -175,8 +175,8 @@ static void run(uint64_t seed, struct outcome *o)
     o->fast_retransmits = ia.stats.fast_retransmits;
     o->t3_timeouts = ia.stats.t3_timeouts;
     o->dup_tsn = ib.stats.drop_dup_tsn;
-    o->frag_creates = sa->ip_stats.frag_creates + sb->ip_stats.frag_creates;
-    o->reasm_reqds = sa->ip_stats.reasm_reqds + sb->ip_stats.reasm_reqds;
+    o->frag_creates = sa->ip.stats.frag_creates + sb->ip.stats.frag_creates;
+    o->reasm_reqds = sa->ip.stats.reasm_reqds + sb->ip.stats.reasm_reqds;
     o->fallback = sa->sctp_glue_stats.tx_frag_fallback + sb->sctp_glue_stats.tx_frag_fallback;
     o->comm_lost = da.comm_lost + db.comm_lost;
     o->shutdown_complete = da.shutdown_complete + db.shutdown_complete;

@@ -537,9 +537,9 @@ static void quiescent_check(struct soak *k, const struct ns_pkt_gauges *base)
         sim_run_for(k->sim, 10 * NS_MS);
         struct ns_memlink *ml = sim_memlink(k->sim, 0);
         if (ns_memlink_inflight(ml, 0) == 0 && ns_memlink_inflight(ml, 1) == 0 &&
-            k->st[0]->ifaces[0].txq.count == 0 && k->st[1]->ifaces[0].txq.count == 0 &&
+            k->st[0]->link.ifaces[0].txq.count == 0 && k->st[1]->link.ifaces[0].txq.count == 0 &&
             k->st[0]->sctp.n_assocs == 0 && k->st[1]->sctp.n_assocs == 0 &&
-            k->st[0]->reass.count == 0 && k->st[1]->reass.count == 0)
+            k->st[0]->ip.reass.count == 0 && k->st[1]->ip.reass.count == 0)
             break;
     }
     struct ns_pkt_gauges g;
@@ -556,8 +556,8 @@ static void quiescent_check(struct soak *k, const struct ns_pkt_gauges *base)
     assert_int_equal(g.buf_bytes, base->buf_bytes);
     assert_int_equal(g.pkts, base->pkts);
     for (int x = 0; x < 2; x++) {
-        assert_int_equal(k->st[x]->reass.count, 0);
-        assert_int_equal(k->st[x]->reass.mem, 0);
+        assert_int_equal(k->st[x]->ip.reass.count, 0);
+        assert_int_equal(k->st[x]->ip.reass.mem, 0);
     }
     k->quiescent_checks++;
 }
@@ -648,7 +648,7 @@ static void test_soak(void **st)
                 break;
             if (now >= next_ping && k.accepting) {
                 int from = ping_seq & 1;
-                ns_icmp_echo_send(k.st[from], from ? IP_A : IP_B, 7, ping_seq,
+                ns_icmp_echo_send(&k.st[from]->ip, from ? IP_A : IP_B, 7, ping_seq,
                                   8 + (ping_seq * 397u) % 3000, 0, now);
                 ping_seq++;
                 k.pings_sent++;

@@ -6,7 +6,7 @@
  *   int a = sim_add_stack(sim, "a", SIM_IP(198, 18, 0, 1), 24, NULL);
  *   int b = sim_add_stack(sim, "b", SIM_IP(198, 18, 0, 2), 24, NULL);
  *   sim_link(sim, a, b, &(struct ns_memlink_cfg){.delay_us = 1000});
- *   ns_icmp_echo_send(sim_stack(sim, a), SIM_IP(198, 18, 0, 2), 1, 1, 56, 0, sim_now(sim));
+ *   ns_icmp_echo_send(&sim_stack(sim, a)->ip, SIM_IP(198, 18, 0, 2), 1, 1, 56, 0, sim_now(sim));
  *   sim_run_for(sim, 100 * NS_MS);
  *
  * The run loop, at each instant: fires due timers (ns_stack_poll), moves

@@ -50,7 +50,7 @@ static void on_icmp(void *ctx, const struct ns_icmp_event *ev, uint64_t now)
 /* Move every queued frame of every interface into f->f, stamped with now. */
 static void collect(struct fix *f)
 {
-    for (uint32_t i = 1; i <= f->s->n_ifaces; i++) {
+    for (uint32_t i = 1; i <= f->s->link.n_ifaces; i++) {
         struct ns_pkt *p;
         while ((p = ns_stack_tx_pop(f->s, i))) {
             assert_true(f->nf < MAXF);
@@ -166,8 +166,8 @@ static struct ns_neigh *entry(struct fix *f, uint32_t ip)
     ns_arp_key(ip, key);
     struct ns_neigh *n = NULL;
     /* Not through ns_neigh_lookup, which would count a lookup. */
-    for (uint32_t b = 0; b <= f->s->arp_tbl.hash_mask && !n; b++)
-        for (struct ns_neigh *e = f->s->arp_tbl.buckets[b]; e; e = e->hnext)
+    for (uint32_t b = 0; b <= f->s->arp.tbl.hash_mask && !n; b++)
+        for (struct ns_neigh *e = f->s->arp.tbl.buckets[b]; e; e = e->hnext)
             if (e->ifindex == f->ifindex && memcmp(e->key, key, 4) == 0)
                 n = e;
     return n;
@@ -202,15 +202,15 @@ static void test_announce_on_up(void **state)
     collect(f);
     assert_int_equal(f->nf, 1);
     expect_arp(&f->f[0], &ns_mac_bcast, NS_ARPOP_REQUEST, OUR_IP, &ns_mac_zero, OUR_IP);
-    assert_int_equal(f->s->arp_stats.tx_gratuitous, 1);
-    assert_int_equal(f->s->arp_stats.tx_requests, 0);
+    assert_int_equal(f->s->arp.stats.tx_gratuitous, 1);
+    assert_int_equal(f->s->arp.stats.tx_requests, 0);
     /* A new address on an up interface is announced too. */
     assert_int_equal(ns_stack_set_addr(f->s, f->ifindex, OUR_IP + 1, 24, f->now), 0);
     collect(f);
     assert_int_equal(f->nf, 2);
     expect_arp(&f->f[1], &ns_mac_bcast, NS_ARPOP_REQUEST, OUR_IP + 1, &ns_mac_zero, OUR_IP + 1);
-    assert_int_equal(f->s->arp_stats.tx_gratuitous, 2);
-    assert_int_equal(f->s->arp_tbl.entries, 0);
+    assert_int_equal(f->s->arp.stats.tx_gratuitous, 2);
+    assert_int_equal(f->s->arp.tbl.entries, 0);
     ns_stack_free(f->s);
     free(f);
 }
@@ -227,23 +227,23 @@ static void test_request_for_us(void **state)
     assert_memory_equal(n->lladdr, PEER_MAC.b, 6);
     assert_int_equal(n->updated, T0);
     assert_false(ns_timer_armed(&n->timer));
-    struct ns_arp_stats *st = &f->s->arp_stats;
+    struct ns_arp_stats *st = &f->s->arp.stats;
     assert_int_equal(st->rx, 1);
     assert_int_equal(st->rx_requests, 1);
     assert_int_equal(st->tx_replies, 1);
-    assert_int_equal(f->s->arp_tbl.stats.rcv_probes_mcast, 1);
-    assert_int_equal(f->s->arp_tbl.stats.rcv_probes_ucast, 0);
-    assert_int_equal(f->s->arp_tbl.stats.allocs, 1);
+    assert_int_equal(f->s->arp.tbl.stats.rcv_probes_mcast, 1);
+    assert_int_equal(f->s->arp.tbl.stats.rcv_probes_ucast, 0);
+    assert_int_equal(f->s->arp.tbl.stats.allocs, 1);
     /* A unicast request (a peer re-validating us) counts apart and leaves
      * the same-address entry as it was. */
     f->now += 2 * NS_SEC;
     feed_arp(f, false, NS_ARPOP_REQUEST, &PEER_MAC, PEER_IP, OUR_IP);
     assert_int_equal(f->nf, 2);
     expect_arp(&f->f[1], &PEER_MAC, NS_ARPOP_REPLY, OUR_IP, &PEER_MAC, PEER_IP);
-    assert_int_equal(f->s->arp_tbl.stats.rcv_probes_ucast, 1);
+    assert_int_equal(f->s->arp.tbl.stats.rcv_probes_ucast, 1);
     assert_int_equal(n->state, NS_NUD_STALE);
     assert_int_equal(n->updated, T0);
-    assert_int_equal(f->s->arp_tbl.entries, 1);
+    assert_int_equal(f->s->arp.tbl.entries, 1);
 }
 
 static void test_request_for_other(void **state)
@@ -252,11 +252,11 @@ static void test_request_for_other(void **state)
     feed_arp(f, true, NS_ARPOP_REQUEST, &PEER_MAC, PEER_IP, 0xc6120003u);
     assert_int_equal(f->nf, 0);
     assert_null(entry(f, PEER_IP));
-    assert_int_equal(f->s->arp_tbl.entries, 0);
-    assert_int_equal(f->s->arp_stats.drop_not_for_us, 1);
-    assert_int_equal(f->s->arp_stats.rx_requests, 1);
+    assert_int_equal(f->s->arp.tbl.entries, 0);
+    assert_int_equal(f->s->arp.stats.drop_not_for_us, 1);
+    assert_int_equal(f->s->arp.stats.rx_requests, 1);
     /* With an entry for the asker, its request refreshes the entry. */
-    assert_int_equal(ns_neigh_admin_set(&f->s->arp_tbl, f->ifindex, (uint8_t[]){198, 18, 0, 1},
+    assert_int_equal(ns_neigh_admin_set(&f->s->arp.tbl, f->ifindex, (uint8_t[]){198, 18, 0, 1},
                                         SPOOF_MAC.b, NS_NUD_STALE, f->now),
                      0);
     f->now += 2 * NS_SEC;
@@ -272,9 +272,9 @@ static void test_unsolicited_reply(void **state)
     struct fix *f = *state;
     feed_arp(f, false, NS_ARPOP_REPLY, &PEER_MAC, PEER_IP, OUR_IP);
     assert_int_equal(f->nf, 0);
-    assert_int_equal(f->s->arp_tbl.entries, 0);
-    assert_int_equal(f->s->arp_stats.ignored_unsolicited, 1);
-    assert_int_equal(f->s->arp_stats.rx_replies, 1);
+    assert_int_equal(f->s->arp.tbl.entries, 0);
+    assert_int_equal(f->s->arp.stats.ignored_unsolicited, 1);
+    assert_int_equal(f->s->arp.stats.rx_replies, 1);
 }
 
 /* The first packet to an unresolved neighbour: its ARP request leaves from
@@ -282,12 +282,12 @@ static void test_unsolicited_reply(void **state)
 static void test_reply_resolves_incomplete(void **state)
 {
     struct fix *f = *state;
-    assert_int_equal(ns_icmp_echo_send(f->s, PEER_IP, 0x1234, 1, 56, 0, f->now), 0);
+    assert_int_equal(ns_icmp_echo_send(&f->s->ip, PEER_IP, 0x1234, 1, 56, 0, f->now), 0);
     collect(f);
     assert_int_equal(f->nf, 1);
     assert_int_equal(f->f[0].t, T0);
     expect_arp(&f->f[0], &ns_mac_bcast, NS_ARPOP_REQUEST, OUR_IP, &ns_mac_zero, PEER_IP);
-    assert_int_equal(f->s->arp_stats.tx_requests, 1);
+    assert_int_equal(f->s->arp.stats.tx_requests, 1);
     struct ns_neigh *n = entry(f, PEER_IP);
     assert_int_equal(n->state, NS_NUD_INCOMPLETE);
     assert_int_equal(n->arp_queue.count, 1);
@@ -313,7 +313,7 @@ static void test_reply_resolves_incomplete(void **state)
     run_to(f, T0 + 5 * NS_SEC);
     assert_int_equal(f->nf, 2);
     /* A second echo goes straight out. */
-    assert_int_equal(ns_icmp_echo_send(f->s, PEER_IP, 0x1234, 2, 56, 0, f->now), 0);
+    assert_int_equal(ns_icmp_echo_send(&f->s->ip, PEER_IP, 0x1234, 2, 56, 0, f->now), 0);
     collect(f);
     assert_int_equal(f->nf, 3);
     assert_int_equal(f->f[2].b[13], 0x00);
@@ -323,7 +323,7 @@ static void test_reply_resolves_incomplete(void **state)
 static void test_request_resolves_incomplete(void **state)
 {
     struct fix *f = *state;
-    assert_int_equal(ns_icmp_echo_send(f->s, PEER_IP, 1, 1, 8, 0, f->now), 0);
+    assert_int_equal(ns_icmp_echo_send(&f->s->ip, PEER_IP, 1, 1, 8, 0, f->now), 0);
     collect(f);
     f->now += 10 * MS;
     feed_arp(f, true, NS_ARPOP_REQUEST, &PEER_MAC, PEER_IP, OUR_IP);
@@ -339,7 +339,7 @@ static void test_request_resolves_incomplete(void **state)
 static void test_locktime(void **state)
 {
     struct fix *f = *state;
-    assert_int_equal(ns_icmp_echo_send(f->s, PEER_IP, 1, 1, 8, 0, f->now), 0);
+    assert_int_equal(ns_icmp_echo_send(&f->s->ip, PEER_IP, 1, 1, 8, 0, f->now), 0);
     collect(f);
     uint64_t t1 = T0 + 2 * MS;
     f->now = t1;
@@ -354,29 +354,29 @@ static void test_locktime(void **state)
     feed_arp(f, false, NS_ARPOP_REPLY, &SPOOF_MAC, PEER_IP, OUR_IP);
     assert_memory_equal(n->lladdr, PEER_MAC.b, 6);
     assert_int_equal(n->updated, t1);
-    assert_int_equal(f->s->arp_stats.ignored_locktime, 1);
+    assert_int_equal(f->s->arp.stats.ignored_locktime, 1);
     /* So does a request for us from it (it is still answered). */
     feed_arp(f, true, NS_ARPOP_REQUEST, &SPOOF_MAC, PEER_IP, OUR_IP);
     assert_memory_equal(n->lladdr, PEER_MAC.b, 6);
-    assert_int_equal(f->s->arp_stats.ignored_locktime, 2);
+    assert_int_equal(f->s->arp.stats.ignored_locktime, 2);
     assert_int_equal(f->nf, nf + 1);
     expect_arp(&f->f[nf], &SPOOF_MAC, NS_ARPOP_REPLY, OUR_IP, &SPOOF_MAC, PEER_IP);
     /* The same MAC within locktime still refreshes. */
     feed_arp(f, false, NS_ARPOP_REPLY, &PEER_MAC, PEER_IP, OUR_IP);
     assert_int_equal(n->confirmed, t1 + 500 * MS);
-    assert_int_equal(f->s->arp_stats.ignored_locktime, 2);
+    assert_int_equal(f->s->arp.stats.ignored_locktime, 2);
 
     /* Just before the end of locktime: still refused; at it: accepted. */
     f->now = t1 + 1000 * MS - 1;
     feed_arp(f, false, NS_ARPOP_REPLY, &SPOOF_MAC, PEER_IP, OUR_IP);
     assert_memory_equal(n->lladdr, PEER_MAC.b, 6);
-    assert_int_equal(f->s->arp_stats.ignored_locktime, 3);
+    assert_int_equal(f->s->arp.stats.ignored_locktime, 3);
     f->now = t1 + 1000 * MS;
     feed_arp(f, false, NS_ARPOP_REPLY, &SPOOF_MAC, PEER_IP, OUR_IP);
     assert_memory_equal(n->lladdr, SPOOF_MAC.b, 6);
     assert_int_equal(n->state, NS_NUD_REACHABLE);
     assert_int_equal(n->updated, t1 + 1000 * MS);
-    assert_int_equal(f->s->arp_stats.ignored_locktime, 3);
+    assert_int_equal(f->s->arp.stats.ignored_locktime, 3);
 }
 
 static void test_gratuitous(void **state)
@@ -388,13 +388,13 @@ static void test_gratuitous(void **state)
     feed(f, b,
          arp_frame(b, &ns_mac_bcast, &PEER_MAC, NS_ARPOP_REPLY, &PEER_MAC, PEER_IP, &PEER_MAC,
                    PEER_IP));
-    assert_int_equal(f->s->arp_tbl.entries, 0);
-    assert_int_equal(f->s->arp_stats.rx_gratuitous, 2);
-    assert_int_equal(f->s->arp_stats.ignored_unsolicited, 2);
+    assert_int_equal(f->s->arp.tbl.entries, 0);
+    assert_int_equal(f->s->arp.stats.rx_gratuitous, 2);
+    assert_int_equal(f->s->arp.stats.ignored_unsolicited, 2);
     assert_int_equal(f->nf, 0);
 
     /* An existing entry takes the announced MAC (after locktime), STALE. */
-    assert_int_equal(ns_icmp_echo_send(f->s, PEER_IP, 1, 1, 8, 0, f->now), 0);
+    assert_int_equal(ns_icmp_echo_send(&f->s->ip, PEER_IP, 1, 1, 8, 0, f->now), 0);
     feed_arp(f, false, NS_ARPOP_REPLY, &PEER_MAC, PEER_IP, OUR_IP);
     struct ns_neigh *n = entry(f, PEER_IP);
     assert_int_equal(n->state, NS_NUD_REACHABLE);
@@ -409,7 +409,7 @@ static void test_gratuitous(void **state)
          arp_frame(b, &OUR_MAC, &PEER_MAC, NS_ARPOP_REPLY, &PEER_MAC, PEER_IP, &PEER_MAC, PEER_IP));
     assert_int_equal(n->state, NS_NUD_STALE);
     assert_memory_equal(n->lladdr, PEER_MAC.b, 6);
-    assert_int_equal(f->s->arp_tbl.entries, 1);
+    assert_int_equal(f->s->arp.tbl.entries, 1);
 }
 
 static void test_permanent_never_changes(void **state)
@@ -418,7 +418,7 @@ static void test_permanent_never_changes(void **state)
     uint8_t key[4];
     ns_arp_key(PEER_IP, key);
     assert_int_equal(
-        ns_neigh_admin_set(&f->s->arp_tbl, f->ifindex, key, PEER_MAC.b, NS_NUD_PERMANENT, f->now),
+        ns_neigh_admin_set(&f->s->arp.tbl, f->ifindex, key, PEER_MAC.b, NS_NUD_PERMANENT, f->now),
         0);
     f->now += 10 * NS_SEC;
     feed_arp(f, false, NS_ARPOP_REPLY, &SPOOF_MAC, PEER_IP, OUR_IP);
@@ -428,12 +428,12 @@ static void test_permanent_never_changes(void **state)
     assert_int_equal(n->state, NS_NUD_PERMANENT);
     assert_memory_equal(n->lladdr, PEER_MAC.b, 6);
     assert_int_equal(n->updated, T0);
-    assert_int_equal(f->s->arp_stats.ignored_permanent, 3);
+    assert_int_equal(f->s->arp.stats.ignored_permanent, 3);
     /* The request for us is answered all the same. */
     assert_int_equal(f->nf, 1);
     expect_arp(&f->f[0], &SPOOF_MAC, NS_ARPOP_REPLY, OUR_IP, &SPOOF_MAC, PEER_IP);
     /* And traffic uses the permanent MAC with no ARP at all. */
-    assert_int_equal(ns_icmp_echo_send(f->s, PEER_IP, 1, 1, 8, 0, f->now), 0);
+    assert_int_equal(ns_icmp_echo_send(&f->s->ip, PEER_IP, 1, 1, 8, 0, f->now), 0);
     collect(f);
     assert_int_equal(f->nf, 2);
     assert_memory_equal(f->f[1].b, PEER_MAC.b, 6);
@@ -444,7 +444,7 @@ static void test_malformed(void **state)
 {
     struct fix *f = *state;
     uint8_t b[60];
-    struct ns_arp_stats *st = &f->s->arp_stats;
+    struct ns_arp_stats *st = &f->s->arp.stats;
     /* Short: 27 bytes of ARP. */
     arp_frame(b, &ns_mac_bcast, &PEER_MAC, NS_ARPOP_REQUEST, &PEER_MAC, PEER_IP, &ns_mac_zero,
               OUR_IP);
@@ -475,7 +475,7 @@ static void test_malformed(void **state)
     assert_int_equal(st->rx, 9);
     assert_int_equal(st->rx_requests + st->rx_replies, 0);
     assert_int_equal(f->nf, 0);
-    assert_int_equal(f->s->arp_tbl.entries, 0);
+    assert_int_equal(f->s->arp.tbl.entries, 0);
     /* Exactly 28 bytes (no padding) is fine. */
     arp_frame(b, &ns_mac_bcast, &PEER_MAC, NS_ARPOP_REQUEST, &PEER_MAC, PEER_IP, &ns_mac_zero,
               OUR_IP);
@@ -512,10 +512,10 @@ static void test_bogus_senders(void **state)
              arp_frame(b, &ns_mac_bcast, &PEER_MAC, NS_ARPOP_REQUEST, cases[i].sha, cases[i].spa,
                        &ns_mac_zero, cases[i].tpa));
     }
-    assert_int_equal(f->s->arp_stats.drop_bogus_sender, 11);
-    assert_int_equal(f->s->arp_stats.drop_bogus_target, 2);
+    assert_int_equal(f->s->arp.stats.drop_bogus_sender, 11);
+    assert_int_equal(f->s->arp.stats.drop_bogus_target, 2);
     assert_int_equal(f->nf, 0);
-    assert_int_equal(f->s->arp_tbl.entries, 0);
+    assert_int_equal(f->s->arp.tbl.entries, 0);
 }
 
 /* RFC 5227: a probe (sender 0.0.0.0) for our address is answered, nothing
@@ -526,8 +526,8 @@ static void test_rfc5227_probe(void **state)
     feed_arp(f, true, NS_ARPOP_REQUEST, &PEER_MAC, 0, OUR_IP);
     assert_int_equal(f->nf, 1);
     expect_arp(&f->f[0], &PEER_MAC, NS_ARPOP_REPLY, OUR_IP, &PEER_MAC, 0);
-    assert_int_equal(f->s->arp_tbl.entries, 0);
-    assert_int_equal(f->s->arp_tbl.stats.rcv_probes_mcast, 1);
+    assert_int_equal(f->s->arp.tbl.entries, 0);
+    assert_int_equal(f->s->arp.tbl.stats.rcv_probes_mcast, 1);
 }
 
 /* An interface without an address answers nobody. */
@@ -540,8 +540,8 @@ static void test_no_address_no_answer(void **state)
     assert_int_equal(f->nf, 0); /* nothing to announce */
     feed_arp(f, true, NS_ARPOP_REQUEST, &PEER_MAC, PEER_IP, OUR_IP);
     assert_int_equal(f->nf, 0);
-    assert_int_equal(f->s->arp_tbl.entries, 0);
-    assert_int_equal(f->s->arp_stats.drop_not_for_us, 1);
+    assert_int_equal(f->s->arp.tbl.entries, 0);
+    assert_int_equal(f->s->arp.stats.drop_not_for_us, 1);
     ns_stack_free(f->s);
     free(f);
 }
@@ -551,7 +551,7 @@ static void test_no_address_no_answer(void **state)
 static void test_resolution_failure(void **state)
 {
     struct fix *f = *state;
-    assert_int_equal(ns_icmp_echo_send(f->s, NOBODY, 77, 1, 56, 0, f->now), 0);
+    assert_int_equal(ns_icmp_echo_send(&f->s->ip, NOBODY, 77, 1, 56, 0, f->now), 0);
     collect(f);
     run_to(f, T0 + 10 * NS_SEC);
     assert_int_equal(f->nf, 3);
@@ -569,8 +569,8 @@ static void test_resolution_failure(void **state)
     assert_int_equal(f->ev[0].id, 77);
     assert_int_equal(f->ev[0].seq, 1);
     assert_int_equal(f->ev[0].from, OUR_IP);
-    assert_int_equal(f->s->arp_tbl.stats.res_failed, 1);
-    assert_int_equal(f->s->arp_stats.tx_requests, 3);
+    assert_int_equal(f->s->arp.tbl.stats.res_failed, 1);
+    assert_int_equal(f->s->arp.stats.tx_requests, 3);
 }
 
 /* A forwarded (not local) packet that cannot be resolved draws an ICMP host
@@ -581,7 +581,7 @@ static void test_unresolved_foreign_packet(void **state)
     uint8_t key[4];
     ns_arp_key(PEER_IP, key);
     assert_int_equal(
-        ns_neigh_admin_set(&f->s->arp_tbl, f->ifindex, key, PEER_MAC.b, NS_NUD_PERMANENT, f->now),
+        ns_neigh_admin_set(&f->s->arp.tbl, f->ifindex, key, PEER_MAC.b, NS_NUD_PERMANENT, f->now),
         0);
     struct ns_pkt *p = ns_pkt_alloc(NS_PKT_HEADROOM, 28);
     assert_non_null(p);
@@ -596,7 +596,7 @@ static void test_unresolved_foreign_packet(void **state)
                           .dst = NOBODY};
     ns_ip_write(d, &h);
     ns_arp_key(NOBODY, key);
-    assert_int_equal(ns_neigh_output(&f->s->arp_tbl, f->ifindex, key, p, f->now), 0);
+    assert_int_equal(ns_neigh_output(&f->s->arp.tbl, f->ifindex, key, p, f->now), 0);
     collect(f);
     /* Our solicitation names our own address: the packet's source is not
      * one of ours. */
@@ -633,7 +633,7 @@ static void test_solicit_source_address(void **state)
     assert_non_null(p);
     memset(ns_pkt_put(p, 16), 0, 16);
     struct ns_ip_out o = {.src = 0xc6120102u, .dst = PEER_IP, .proto = NS_IPPROTO_UDP};
-    assert_int_equal(ns_ip_output(f->s, p, &o, f->now), 0);
+    assert_int_equal(ns_ip_output(&f->s->ip, p, &o, f->now), 0);
     collect(f);
     assert_int_equal(f->nf, 1);
     assert_int_equal(f->f[0].ifindex, f->ifindex);
@@ -647,15 +647,15 @@ static void test_solicit_source_address(void **state)
 static void test_probe_unicast(void **state)
 {
     struct fix *f = *state;
-    assert_int_equal(ns_icmp_echo_send(f->s, PEER_IP, 1, 1, 8, 0, f->now), 0);
+    assert_int_equal(ns_icmp_echo_send(&f->s->ip, PEER_IP, 1, 1, 8, 0, f->now), 0);
     feed_arp(f, false, NS_ARPOP_REPLY, &PEER_MAC, PEER_IP, OUR_IP);
     struct ns_neigh *n = entry(f, PEER_IP);
-    uint64_t rt = f->s->arp_tbl.reachable_time_us;
+    uint64_t rt = f->s->arp.tbl.reachable_time_us;
     run_to(f, T0 + rt);
     assert_int_equal(n->state, NS_NUD_STALE);
     f->nf = 0;
     f->now = T0 + 100 * NS_SEC;
-    assert_int_equal(ns_icmp_echo_send(f->s, PEER_IP, 1, 2, 8, 0, f->now), 0);
+    assert_int_equal(ns_icmp_echo_send(&f->s->ip, PEER_IP, 1, 2, 8, 0, f->now), 0);
     collect(f);
     assert_int_equal(n->state, NS_NUD_DELAY);
     assert_int_equal(f->nf, 1); /* the echo itself */
@@ -669,7 +669,7 @@ static void test_probe_unicast(void **state)
     assert_int_equal(n->state, NS_NUD_REACHABLE);
     run_to(f, T0 + 110 * NS_SEC);
     assert_int_equal(f->nf, 2);
-    assert_int_equal(f->s->arp_tbl.stats.probes_sent_ucast, 1);
+    assert_int_equal(f->s->arp.tbl.stats.probes_sent_ucast, 1);
 }
 
 int main(void)

@@ -1166,13 +1166,13 @@ static void test_stats_and_addr(void **st)
     /* Every group, names as the X-macros spell them, values exact. */
     char line[128];
     snprintf(line, sizeof(line), "    %-24s %" PRIu64 "\n", "rx_frames",
-             w.h[0].s->eth_stats.rx_frames);
+             w.h[0].s->link.eth_stats.rx_frames);
     assert_memory_equal(o, "eth:\n", 5);
     assert_memory_equal(o + 5, line, strlen(line));
     snprintf(line, sizeof(line), "icmp:\n    %-24s %" PRIu64 "\n", "in_msgs",
-             w.h[0].s->icmp_stats.in_msgs);
+             w.h[0].s->ip.icmp_stats.in_msgs);
     assert_non_null(strstr(o, line));
-    assert_int_equal(w.h[0].s->icmp_stats.in_echo_reps, 1);
+    assert_int_equal(w.h[0].s->ip.icmp_stats.in_echo_reps, 1);
     assert_non_null(strstr(o, "\n    in_echo_reps             1\n"));
     assert_non_null(strstr(o, "\narp_cache:\n    allocs "));
     assert_non_null(strstr(o, "\ncmd:\n    commands                 2\n"));
@@ -1283,7 +1283,7 @@ static void test_udp_commands(void **st)
     assert_string_equal(err, "udp-echo: bind port 7: Address already in use");
     assert_int_equal(ns_cmd_serve(&w.h[1].env, "tcp-echo:7", err, sizeof(err)), -1);
     assert_string_equal(err, "bad service 'tcp-echo:7' (use: udp-echo:PORT)");
-    struct ns_udp_sock *sk = ns_udp_open(w.h[0].s);
+    struct ns_udp_sock *sk = ns_udp_open(&w.h[0].s->ip);
     assert_non_null(sk);
     assert_int_equal(ns_udp_bind(sk, 0, 4003), 0);
     assert_int_equal(ns_udp_sendto(sk, "ping!", 5, IP(198, 18, 0, 2), 7, w.now), 5);

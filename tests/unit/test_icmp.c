@@ -44,7 +44,7 @@ static void add_neigh(struct env *e, uint32_t a, const struct ns_mac *m)
 {
     uint8_t key[4];
     wr32(key, a);
-    assert_int_equal(ns_neigh_admin_set(&e->s->arp_tbl, e->ifi, key, m->b, NS_NUD_PERMANENT, 0), 0);
+    assert_int_equal(ns_neigh_admin_set(&e->s->arp.tbl, e->ifi, key, m->b, NS_NUD_PERMANENT, 0), 0);
 }
 
 static int setup(void **state)
@@ -121,7 +121,7 @@ static void test_echo_reply_exact(void **state)
     struct env *e = *state;
     uint8_t req[64];
     uint32_t n = echo(req, 8, 0x1234, 7, 56);
-    uint16_t id = e->s->ip_id;
+    uint16_t id = e->s->ip.ip_id;
     input(e, &mac_peer, PEER, US, 1, req, n, 64, 0);
 
     uint8_t want[98];
@@ -138,7 +138,7 @@ static void test_echo_reply_exact(void **state)
     assert_memory_equal(p->data, want, sizeof(want));
     ns_pkt_free(p);
     assert_null(ns_stack_tx_pop(e->s, e->ifi));
-    struct ns_icmp_stats *st = &e->s->icmp_stats;
+    struct ns_icmp_stats *st = &e->s->ip.icmp_stats;
     assert_int_equal(st->in_msgs, 1);
     assert_int_equal(st->in_echos, 1);
     assert_int_equal(st->out_msgs, 1);
@@ -153,22 +153,22 @@ static void test_echo_ignored(void **state)
     uint32_t n = echo(req, 8, 1, 1, 16);
     assert_int_equal(ns_sysctl_set(e->s, "ipv4.icmp_echo_ignore_all", 1, 0), 0);
     input(e, &mac_peer, PEER, US, 1, req, n, 64, 0);
-    assert_int_equal(e->s->icmp_stats.echo_ignored, 1);
+    assert_int_equal(e->s->ip.icmp_stats.echo_ignored, 1);
     assert_null(ns_stack_tx_pop(e->s, e->ifi));
     assert_int_equal(ns_sysctl_set(e->s, "ipv4.icmp_echo_ignore_all", 0, 0), 0);
     /* IP broadcasts, subnet and limited */
     input(e, &mac_peer, PEER, IP4(198, 18, 0, 255), 1, req, n, 64, 0);
     input(e, &mac_peer, PEER, 0xffffffffu, 1, req, n, 64, 0);
-    assert_int_equal(e->s->icmp_stats.echo_ignored, 3);
+    assert_int_equal(e->s->ip.icmp_stats.echo_ignored, 3);
     /* a link-layer broadcast to our unicast address */
     uint8_t f[14 + 20 + 64];
     ns_eth_write(f, &ns_mac_bcast, &mac_peer, NS_ETHERTYPE_IPV4);
     wire_iphdr(f + 14, PEER, US, 1, 1, 0, (uint16_t)(20 + n), 64);
     memcpy(f + 34, req, n);
     ns_stack_input(e->s, e->ifi, f, 34 + n, 0);
-    assert_int_equal(e->s->icmp_stats.echo_ignored, 4);
+    assert_int_equal(e->s->ip.icmp_stats.echo_ignored, 4);
     assert_null(ns_stack_tx_pop(e->s, e->ifi));
-    assert_int_equal(e->s->icmp_stats.in_echos, 4);
+    assert_int_equal(e->s->ip.icmp_stats.in_echos, 4);
     /* and a plain one is answered */
     input(e, &mac_peer, PEER, US, 1, req, n, 64, 0);
     assert_int_equal(count_tx(e), 1);
@@ -181,17 +181,17 @@ static void test_bad_checksum_and_short(void **state)
     uint32_t n = echo(req, 8, 1, 1, 16);
     req[20] ^= 0x01;
     input(e, &mac_peer, PEER, US, 1, req, n, 64, 0);
-    assert_int_equal(e->s->icmp_stats.in_csum_errors, 1);
-    assert_int_equal(e->s->icmp_stats.in_errors, 1);
+    assert_int_equal(e->s->ip.icmp_stats.in_csum_errors, 1);
+    assert_int_equal(e->s->ip.icmp_stats.in_errors, 1);
     input(e, &mac_peer, PEER, US, 1, req, 7, 64, 0);
-    assert_int_equal(e->s->icmp_stats.in_errors, 2);
-    assert_int_equal(e->s->icmp_stats.in_echos, 0);
-    assert_int_equal(e->s->icmp_stats.in_msgs, 2);
+    assert_int_equal(e->s->ip.icmp_stats.in_errors, 2);
+    assert_int_equal(e->s->ip.icmp_stats.in_echos, 0);
+    assert_int_equal(e->s->ip.icmp_stats.in_msgs, 2);
     assert_null(ns_stack_tx_pop(e->s, e->ifi));
     /* unknown types are counted and dropped */
     n = echo(req, 42, 1, 1, 4);
     input(e, &mac_peer, PEER, US, 1, req, n, 64, 0);
-    assert_int_equal(e->s->icmp_stats.in_unknown_types, 1);
+    assert_int_equal(e->s->ip.icmp_stats.in_unknown_types, 1);
     assert_null(ns_stack_tx_pop(e->s, e->ifi));
 }
 
@@ -205,7 +205,7 @@ static void closed_port(struct env *e, const struct ns_mac *m, uint32_t src, uin
 static void test_rate_limit_per_dest(void **state)
 {
     struct env *e = *state;
-    struct ns_icmp_stats *st = &e->s->icmp_stats;
+    struct ns_icmp_stats *st = &e->s->ip.icmp_stats;
     closed_port(e, &mac_peer, PEER, 0);
     assert_int_equal(count_tx(e), 1);
     closed_port(e, &mac_peer, PEER, 999999);
@@ -221,7 +221,7 @@ static void test_rate_limit_per_dest(void **state)
     assert_int_equal(count_tx(e), 0);
     assert_int_equal(st->out_rate_limited, 2);
     assert_int_equal(st->out_dest_unreachs, 3);
-    assert_int_equal(e->s->udp_stats.no_ports, 5);
+    assert_int_equal(e->s->ip.udp_stats.no_ports, 5);
     /* echo replies are not in the mask: never limited */
     uint8_t req[32];
     uint32_t n = echo(req, 8, 1, 1, 8);
@@ -234,7 +234,7 @@ static void test_rate_limit_per_dest(void **state)
 static void test_rate_limit_global(void **state)
 {
     struct env *e = *state;
-    struct ns_icmp_stats *st = &e->s->icmp_stats;
+    struct ns_icmp_stats *st = &e->s->ip.icmp_stats;
     e->s->params.ip.icmp_ratelimit_ms = 0;
     e->s->params.ip.icmp_msgs_burst = 3;
     e->s->params.ip.icmp_msgs_per_sec = 1000;
@@ -269,7 +269,8 @@ static void test_rate_limit_global(void **state)
     wire_iphdr(orig, PEER, US, 17, 1, NS_IP_DF, 28, 64);
     memset(orig + 20, 0, 8);
     struct ns_pkt *op = ns_pkt_from(orig, sizeof(orig));
-    ns_icmp_send_error(e->s, op, NS_ICMP_DEST_UNREACH, NS_ICMP_FRAG_NEEDED, 1280, t + 200 * NS_SEC);
+    ns_icmp_send_error(&e->s->ip, op, NS_ICMP_DEST_UNREACH, NS_ICMP_FRAG_NEEDED, 1280,
+                       t + 200 * NS_SEC);
     ns_pkt_free(op);
     struct ns_pkt *p = tx(e);
     assert_non_null(p);
@@ -289,7 +290,7 @@ static int error_about(struct env *e, uint32_t src, uint32_t dst, uint8_t proto,
     memcpy(b + 20, l4, l4len);
     struct ns_pkt *p = ns_pkt_from(b, 20 + l4len);
     p->flags = flags;
-    ns_icmp_send_error(e->s, p, NS_ICMP_DEST_UNREACH, NS_ICMP_PORT_UNREACH, 0, 0);
+    ns_icmp_send_error(&e->s->ip, p, NS_ICMP_DEST_UNREACH, NS_ICMP_PORT_UNREACH, 0, 0);
     ns_pkt_free(p);
     return count_tx(e);
 }
@@ -334,7 +335,7 @@ static void test_never_about(void **state)
                                 IP4(240, 0, 0, 1)};
     for (size_t i = 0; i < sizeof(bad_src) / sizeof(bad_src[0]); i++)
         assert_int_equal(error_about(e, bad_src[i], US, 17, 0, udp, 8, 0), 0);
-    assert_int_equal(e->s->icmp_stats.out_dest_unreachs, 4);
+    assert_int_equal(e->s->ip.icmp_stats.out_dest_unreachs, 4);
 }
 
 static void test_error_quote_and_source(void **state)
@@ -347,7 +348,7 @@ static void test_error_quote_and_source(void **state)
     big[4] = 0x03;
     big[5] = 0xe8; /* UDP length 1000 */
     big[6] = big[7] = 0;
-    uint16_t id = e->s->ip_id;
+    uint16_t id = e->s->ip.ip_id;
     input(e, &mac_peer, PEER, US, 17, big, 1000, 64, 0);
     struct ns_pkt *p = tx(e);
     assert_non_null(p);
@@ -388,22 +389,22 @@ static void test_frag_needed_pmtu(void **state)
     uint8_t u8[8] = {0x80, 0x00, 0x00, 0x35, 0x05, 0xc8, 0, 0};
     uint32_t d1 = IP4(198, 18, 0, 50), d2 = IP4(198, 18, 0, 51), d3 = IP4(198, 18, 0, 52);
     router_error(e, 3, 4, 1300, US, d1, 17, 1500, u8, 28, 5);
-    assert_int_equal(s->icmp_stats.in_frag_needed, 1);
-    assert_int_equal(s->icmp_stats.in_dest_unreachs, 1);
-    assert_int_equal(ns_pmtu_get(s, d1, 5), 1300);
+    assert_int_equal(s->ip.icmp_stats.in_frag_needed, 1);
+    assert_int_equal(s->ip.icmp_stats.in_dest_unreachs, 1);
+    assert_int_equal(ns_pmtu_get(&s->ip, d1, 5), 1300);
     /* next-hop MTU 0 (pre-RFC 1191 router): the plateau below 1500 */
     router_error(e, 3, 4, 0, US, d2, 17, 1500, u8, 28, 5);
-    assert_int_equal(ns_pmtu_get(s, d2, 5), 1492);
+    assert_int_equal(ns_pmtu_get(&s->ip, d2, 5), 1492);
     router_error(e, 3, 4, 0, US, d2, 17, 1492, u8, 28, 5);
-    assert_int_equal(ns_pmtu_get(s, d2, 5), 1006);
+    assert_int_equal(ns_pmtu_get(&s->ip, d2, 5), 1006);
     /* about a datagram we did not send: ignored */
     router_error(e, 3, 4, 1000, IP4(198, 18, 0, 9), d3, 17, 1500, u8, 28, 5);
-    assert_int_equal(ns_pmtu_get(s, d3, 5), 0);
+    assert_int_equal(ns_pmtu_get(&s->ip, d3, 5), 0);
     /* a quote without the 8 transport bytes: in_errors, no update */
-    uint32_t ierr = (uint32_t)s->icmp_stats.in_errors;
+    uint32_t ierr = (uint32_t)s->ip.icmp_stats.in_errors;
     router_error(e, 3, 4, 1000, US, d3, 17, 1500, u8, 24, 5);
-    assert_int_equal(s->icmp_stats.in_errors, ierr + 1);
-    assert_int_equal(ns_pmtu_get(s, d3, 5), 0);
+    assert_int_equal(s->ip.icmp_stats.in_errors, ierr + 1);
+    assert_int_equal(ns_pmtu_get(&s->ip, d3, 5), 0);
     /* a quote that is not IPv4 */
     uint8_t m[8 + 28] = {3, 4};
     wr16(m + 6, 1000);
@@ -412,8 +413,8 @@ static void test_frag_needed_pmtu(void **state)
     memcpy(m + 28, u8, 8);
     wr16(m + 2, ns_csum(m, sizeof(m)));
     input(e, &mac_peer2, PEER2, US, 1, m, sizeof(m), 250, 5);
-    assert_int_equal(s->icmp_stats.in_errors, ierr + 2);
-    assert_int_equal(ns_pmtu_get(s, d3, 5), 0);
+    assert_int_equal(s->ip.icmp_stats.in_errors, ierr + 2);
+    assert_int_equal(ns_pmtu_get(&s->ip, d3, 5), 0);
     assert_null(ns_stack_tx_pop(s, e->ifi));
     assert_int_equal(e->nev, 0);
 }
@@ -422,8 +423,8 @@ static void test_echo_event_rtt(void **state)
 {
     struct env *e = *state;
     uint64_t t0 = 1000000;
-    assert_int_equal(ns_icmp_echo_send(e->s, PEER, 0x42, 5, 56, 0, t0), 0);
-    assert_int_equal(e->s->icmp_stats.out_echos, 1);
+    assert_int_equal(ns_icmp_echo_send(&e->s->ip, PEER, 0x42, 5, 56, 0, t0), 0);
+    assert_int_equal(e->s->ip.icmp_stats.out_echos, 1);
     struct ns_pkt *p = tx(e);
     assert_non_null(p);
     assert_int_equal(p->len, 14 + 20 + 64);
@@ -450,7 +451,7 @@ static void test_echo_event_rtt(void **state)
     assert_int_equal(ev->ttl, 61);
     assert_int_equal(ev->bytes, 64);
     assert_int_equal(ev->rtt_us, 2345);
-    assert_int_equal(e->s->icmp_stats.in_echo_reps, 1);
+    assert_int_equal(e->s->ip.icmp_stats.in_echo_reps, 1);
     /* a reply too short to carry a timestamp still reports, rtt 0 */
     uint8_t small[8];
     echo(small, 0, 0x42, 6, 0);
@@ -487,9 +488,9 @@ static void test_error_events(void **state)
         assert_int_equal(ev->err, cases[i].err);
         assert_int_equal(ev->ttl, 250);
     }
-    assert_int_equal(e->s->icmp_stats.in_time_excds, 1);
-    assert_int_equal(e->s->icmp_stats.in_parm_probs, 1);
-    assert_int_equal(e->s->icmp_stats.in_dest_unreachs, 4);
+    assert_int_equal(e->s->ip.icmp_stats.in_time_excds, 1);
+    assert_int_equal(e->s->ip.icmp_stats.in_parm_probs, 1);
+    assert_int_equal(e->s->ip.icmp_stats.in_dest_unreachs, 4);
     /* unknown unreachable code: dropped */
     router_error(e, 3, 16, 0, US, PEER, 1, 84, q8, 28, 10);
     assert_int_equal(e->nev, nc);

@@ -61,7 +61,7 @@ static int setup(void **state)
     uint8_t key[4];
     wr32(key, PEER);
     assert_int_equal(
-        ns_neigh_admin_set(&e->s->arp_tbl, e->ifi, key, mac_peer.b, NS_NUD_PERMANENT, 0), 0);
+        ns_neigh_admin_set(&e->s->arp.tbl, e->ifi, key, mac_peer.b, NS_NUD_PERMANENT, 0), 0);
     e->s->hooks.icmp_event = on_icmp;
     e->s->hooks.ctx = e;
     *state = e;
@@ -187,7 +187,7 @@ static void inject(struct env *e, const uint8_t *f, uint32_t len)
 static void test_malformed_counters(void **state)
 {
     struct env *e = *state;
-    struct ns_ip_stats *st = &e->s->ip_stats;
+    struct ns_ip_stats *st = &e->s->ip.stats;
     uint8_t icmp[64], f[128];
     uint32_t il = echo_req(icmp, 1, 1, 8);
     uint32_t n = frame(f, PEER, US, 1, icmp, il);
@@ -290,7 +290,7 @@ static void test_ethernet_padding_trimmed(void **state)
     /* The reply's IP tot_len is 28: the padding was not echoed. */
     assert_int_equal(rd16(p->data + 16), 28);
     ns_pkt_free(p);
-    assert_int_equal(e->s->icmp_stats.in_csum_errors, 0);
+    assert_int_equal(e->s->ip.icmp_stats.in_csum_errors, 0);
 }
 
 static void test_not_for_us(void **state)
@@ -300,22 +300,22 @@ static void test_not_for_us(void **state)
     uint32_t il = echo_req(icmp, 1, 1, 8);
     uint32_t n = frame(f, PEER, IP4(198, 18, 0, 99), 1, icmp, il);
     inject(e, f, n);
-    assert_int_equal(e->s->ip_stats.in_addr_errors, 1);
-    assert_int_equal(e->s->ip_stats.in_delivers, 0);
+    assert_int_equal(e->s->ip.stats.in_addr_errors, 1);
+    assert_int_equal(e->s->ip.stats.in_delivers, 0);
     assert_null(ns_stack_tx_pop(e->s, e->ifi));
     /* multicast destination: we join no groups */
     n = frame(f, PEER, IP4(224, 0, 0, 1), 1, icmp, il);
     inject(e, f, n);
-    assert_int_equal(e->s->ip_stats.in_addr_errors, 2);
+    assert_int_equal(e->s->ip.stats.in_addr_errors, 2);
     /* broadcast destinations are accepted and counted */
     n = frame(f, PEER, IP4(198, 18, 0, 255), 1, icmp, il);
     inject(e, f, n);
     n = frame(f, PEER, 0xffffffffu, 1, icmp, il);
     inject(e, f, n);
-    assert_int_equal(e->s->ip_stats.in_bcast, 2);
-    assert_int_equal(e->s->ip_stats.in_delivers, 2);
+    assert_int_equal(e->s->ip.stats.in_bcast, 2);
+    assert_int_equal(e->s->ip.stats.in_delivers, 2);
     /* (echo to broadcast is ignored) */
-    assert_int_equal(e->s->icmp_stats.echo_ignored, 2);
+    assert_int_equal(e->s->ip.icmp_stats.echo_ignored, 2);
     assert_null(ns_stack_tx_pop(e->s, e->ifi));
 }
 
@@ -346,15 +346,15 @@ static void test_unknown_protocol(void **state)
     struct env *e = *state;
     uint8_t f[128], body[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
     uint32_t n = frame(f, PEER, US, 253, body, sizeof(body));
-    uint16_t id = e->s->ip_id;
+    uint16_t id = e->s->ip.ip_id;
     inject(e, f, n);
-    assert_int_equal(e->s->ip_stats.in_unknown_protos, 1);
-    assert_int_equal(e->s->ip_stats.in_delivers, 0);
+    assert_int_equal(e->s->ip.stats.in_unknown_protos, 1);
+    assert_int_equal(e->s->ip.stats.in_delivers, 0);
     struct ns_pkt *p = tx(e);
     assert_non_null(p);
     check_icmp_error(p, id, 3, 2, f + 14, n - 14);
     ns_pkt_free(p);
-    assert_int_equal(e->s->icmp_stats.out_dest_unreachs, 1);
+    assert_int_equal(e->s->ip.icmp_stats.out_dest_unreachs, 1);
 
     /* SCTP (132) has a handler (stack/sctp_glue.c): delivered to the
      * engine, which drops this bad-checksum packet; no protocol
@@ -362,23 +362,23 @@ static void test_unknown_protocol(void **state)
     n = frame(f, PEER, US, NS_IPPROTO_SCTP, body, sizeof(body));
     ns_stack_input(e->s, e->ifi, f, n, 1 * NS_SEC);
     assert_null(ns_stack_tx_pop(e->s, e->ifi));
-    assert_int_equal(e->s->ip_stats.in_unknown_protos, 1);
-    assert_int_equal(e->s->ip_stats.in_delivers, 1);
+    assert_int_equal(e->s->ip.stats.in_unknown_protos, 1);
+    assert_int_equal(e->s->ip.stats.in_delivers, 1);
     assert_int_equal(e->s->sctp.stats.rx_bad_csum, 1);
 
     /* Not for broadcasts. */
     n = frame(f, PEER, IP4(198, 18, 0, 255), 253, body, sizeof(body));
     ns_stack_input(e->s, e->ifi, f, n, 5 * NS_SEC);
-    assert_int_equal(e->s->ip_stats.in_unknown_protos, 2);
+    assert_int_equal(e->s->ip.stats.in_unknown_protos, 2);
     assert_null(ns_stack_tx_pop(e->s, e->ifi));
 }
 
 static void test_output_fragments(void **state)
 {
     struct env *e = *state;
-    uint16_t id = e->s->ip_id;
+    uint16_t id = e->s->ip.ip_id;
     /* 3992 payload bytes + 8 = a 4000-byte ICMP message. */
-    assert_int_equal(ns_icmp_echo_send(e->s, PEER, 0x1111, 9, 3992, 0, 5000), 0);
+    assert_int_equal(ns_icmp_echo_send(&e->s->ip, PEER, 0x1111, 9, 3992, 0, 5000), 0);
     static const uint16_t want_len[3] = {1500, 1500, 1060};
     static const uint16_t want_frag[3] = {NS_IP_MF | 0, NS_IP_MF | 185, 370};
     uint8_t whole[4000];
@@ -413,10 +413,10 @@ static void test_output_fragments(void **state)
     assert_int_equal(whole[9], (5000 >> 8) & 0xff);
     for (int i = 8; i < 3992; i++)
         assert_int_equal(whole[8 + i], (uint8_t)i);
-    assert_int_equal(e->s->ip_stats.frag_creates, 3);
-    assert_int_equal(e->s->ip_stats.frag_oks, 1);
-    assert_int_equal(e->s->ip_stats.out_requests, 1);
-    assert_int_equal(e->s->ip_stats.frag_fails, 0);
+    assert_int_equal(e->s->ip.stats.frag_creates, 3);
+    assert_int_equal(e->s->ip.stats.frag_oks, 1);
+    assert_int_equal(e->s->ip.stats.out_requests, 1);
+    assert_int_equal(e->s->ip.stats.frag_fails, 0);
 }
 
 /* A UDP datagram whose checksum was left for the device (offload) and that
@@ -437,7 +437,7 @@ static void test_output_fragments_partial_csum(void **state)
     wr16(u + 6, ns_csum_fold(ns_csum_pseudo(US, PEER, NS_IPPROTO_UDP, ULEN)));
     p->flags |= NS_PKT_F_CSUM_PARTIAL;
     struct ns_ip_out o = {.src = US, .dst = PEER, .proto = NS_IPPROTO_UDP, .df = false};
-    assert_int_equal(ns_ip_output(e->s, p, &o, 0), 0);
+    assert_int_equal(ns_ip_output(&e->s->ip, p, &o, 0), 0);
     uint8_t whole[ULEN];
     int n = 0;
     struct ns_pkt *f;
@@ -463,13 +463,13 @@ static void test_output_df(void **state)
     struct ns_pkt *p = ns_pkt_alloc(NS_PKT_HEADROOM, 1481);
     memset(ns_pkt_put(p, 1481), 0, 1481);
     struct ns_ip_out o = {.dst = PEER, .proto = 253, .df = true};
-    assert_int_equal(ns_ip_output(e->s, p, &o, 0), -EMSGSIZE);
-    assert_int_equal(e->s->ip_stats.frag_fails, 1);
+    assert_int_equal(ns_ip_output(&e->s->ip, p, &o, 0), -EMSGSIZE);
+    assert_int_equal(e->s->ip.stats.frag_fails, 1);
     assert_null(ns_stack_tx_pop(e->s, e->ifi));
     /* Exactly the MTU with DF goes out whole, DF set. */
     p = ns_pkt_alloc(NS_PKT_HEADROOM, 1480);
     memset(ns_pkt_put(p, 1480), 0, 1480);
-    assert_int_equal(ns_ip_output(e->s, p, &o, 0), 0);
+    assert_int_equal(ns_ip_output(&e->s->ip, p, &o, 0), 0);
     p = tx(e);
     assert_non_null(p);
     assert_int_equal(p->len, 1514);
@@ -479,16 +479,16 @@ static void test_output_df(void **state)
     p = ns_pkt_alloc(NS_PKT_HEADROOM, 10);
     ns_pkt_put(p, 10);
     o.dst = IP4(198, 19, 1, 1);
-    assert_int_equal(ns_ip_output(e->s, p, &o, 0), -ENETUNREACH);
-    assert_int_equal(e->s->ip_stats.out_no_routes, 1);
+    assert_int_equal(ns_ip_output(&e->s->ip, p, &o, 0), -ENETUNREACH);
+    assert_int_equal(e->s->ip.stats.out_no_routes, 1);
 }
 
 static void test_output_broadcast(void **state)
 {
     struct env *e = *state;
     /* No neighbour entry exists for either: they must not wait for ARP. */
-    assert_int_equal(ns_icmp_echo_send(e->s, 0xffffffffu, 1, 1, 8, 0, 0), 0);
-    assert_int_equal(ns_icmp_echo_send(e->s, IP4(198, 18, 0, 255), 1, 2, 8, 0, 0), 0);
+    assert_int_equal(ns_icmp_echo_send(&e->s->ip, 0xffffffffu, 1, 1, 8, 0, 0), 0);
+    assert_int_equal(ns_icmp_echo_send(&e->s->ip, IP4(198, 18, 0, 255), 1, 2, 8, 0, 0), 0);
     for (int i = 0; i < 2; i++) {
         struct ns_pkt *p = tx(e);
         assert_non_null(p);
@@ -507,9 +507,9 @@ static void test_local_error(void **state)
 {
     struct env *e = *state;
     uint32_t dead = IP4(198, 18, 0, 77);
-    assert_int_equal(ns_icmp_echo_send(e->s, dead, 0x4321, 17, 56, 0, 0), 0);
+    assert_int_equal(ns_icmp_echo_send(&e->s->ip, dead, 0x4321, 17, 56, 0, 0), 0);
     /* and a fragmented one: three fragments, one event */
-    assert_int_equal(ns_icmp_echo_send(e->s, dead, 0x4321, 18, 3992, 0, 0), 0);
+    assert_int_equal(ns_icmp_echo_send(&e->s->ip, dead, 0x4321, 18, 3992, 0, 0), 0);
     for (uint64_t t = 0; t <= 10 * NS_SEC; t += 10 * NS_MS) {
         ns_stack_poll(e->s, t);
         drain(e);
@@ -525,7 +525,7 @@ static void test_local_error(void **state)
         assert_int_equal(ev->seq, 17 + i);
         assert_int_equal(ev->err, EHOSTUNREACH);
     }
-    assert_int_equal(e->s->ip_stats.host_unreach_local, 4);
+    assert_int_equal(e->s->ip.stats.host_unreach_local, 4);
 }
 
 static void test_local_error_direct(void **state)
@@ -536,7 +536,7 @@ static void test_local_error_direct(void **state)
     uint32_t il = echo_req(icmp, 0xbeef, 0x0102, 8);
     iphdr(b, US, IP4(198, 18, 0, 9), 1, 1, 0, (uint16_t)(20 + il));
     memcpy(b + 20, icmp, il);
-    ns_ip_local_error(e->s, ns_pkt_from(b, 20 + il), EHOSTUNREACH, 123);
+    ns_ip_local_error(&e->s->ip, ns_pkt_from(b, 20 + il), EHOSTUNREACH, 123);
     assert_int_equal(e->nev, 1);
     assert_int_equal(e->ev_at[0], 123);
     assert_int_equal(e->ev[0].from, US);
@@ -544,12 +544,12 @@ static void test_local_error_direct(void **state)
     assert_int_equal(e->ev[0].seq, 0x0102);
     /* A later fragment of it says nothing. */
     iphdr(b, US, IP4(198, 18, 0, 9), 1, 1, 185, (uint16_t)(20 + il));
-    ns_ip_local_error(e->s, ns_pkt_from(b, 20 + il), EHOSTUNREACH, 124);
+    ns_ip_local_error(&e->s->ip, ns_pkt_from(b, 20 + il), EHOSTUNREACH, 124);
     assert_int_equal(e->nev, 1);
     /* Junk is freed, counted, and ignored. */
-    ns_ip_local_error(e->s, ns_pkt_from(b, 7), EHOSTUNREACH, 125);
+    ns_ip_local_error(&e->s->ip, ns_pkt_from(b, 7), EHOSTUNREACH, 125);
     assert_int_equal(e->nev, 1);
-    assert_int_equal(e->s->ip_stats.host_unreach_local, 3);
+    assert_int_equal(e->s->ip.stats.host_unreach_local, 3);
 }
 
 static void test_addr_text(void **state)

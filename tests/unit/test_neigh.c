@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "core/params.h"
+#include "stack/params.h"
 #include "core/pkt.h"
 #include "core/rng.h"
 #include "core/timer.h"

@@ -356,7 +356,7 @@ static struct ns_stack *mkstack(uint32_t *ifi)
         ns_pkt_free(p);
     uint8_t key[4];
     wr32(key, SRC);
-    assert_int_equal(ns_neigh_admin_set(&s->arp_tbl, *ifi, key, mac_peer.b, NS_NUD_PERMANENT, 0),
+    assert_int_equal(ns_neigh_admin_set(&s->arp.tbl, *ifi, key, mac_peer.b, NS_NUD_PERMANENT, 0),
                      0);
     return s;
 }
@@ -388,9 +388,9 @@ static void test_stack_echo_reassembled(void **state)
     inject_frag(s, ifi, icmp, 1, 0x555, 1480, 1480, true, 0);
     inject_frag(s, ifi, icmp, 1, 0x555, 2960, 40, false, 0);
     inject_frag(s, ifi, icmp, 1, 0x555, 0, 1480, true, 0);
-    assert_int_equal(s->ip_stats.reasm_oks, 1);
-    assert_int_equal(s->ip_stats.in_delivers, 1);
-    assert_int_equal(s->icmp_stats.in_echos, 1);
+    assert_int_equal(s->ip.stats.reasm_oks, 1);
+    assert_int_equal(s->ip.stats.in_delivers, 1);
+    assert_int_equal(s->ip.icmp_stats.in_echos, 1);
     /* the 3000-byte reply leaves in three fragments */
     static uint8_t back[3000];
     for (int i = 0; i < 3; i++) {
@@ -408,7 +408,7 @@ static void test_stack_echo_reassembled(void **state)
     assert_int_equal(back[0], 0);
     assert_int_equal(ns_csum(back, 3000), 0);
     assert_memory_equal(back + 4, icmp + 4, 3000 - 4);
-    assert_int_equal(s->reass.mem, 0);
+    assert_int_equal(s->ip.reass.mem, 0);
     ns_stack_free(s);
 }
 
@@ -428,7 +428,7 @@ static void test_stack_time_exceeded(void **state)
     assert_int_equal(ns_stack_poll(s, when - 1), when);
     assert_null(ns_stack_tx_pop(s, ifi));
     ns_stack_poll(s, when);
-    assert_int_equal(s->ip_stats.reasm_timeouts, 2);
+    assert_int_equal(s->ip.stats.reasm_timeouts, 2);
     struct ns_pkt *p = ns_stack_tx_pop(s, ifi);
     assert_non_null(p);
     assert_true(ns_pkt_linearize(p, 0));
@@ -451,8 +451,8 @@ static void test_stack_time_exceeded(void **state)
     assert_int_equal(rd16(ic + 8 + 2), 1020);
     ns_pkt_free(p);
     assert_null(ns_stack_tx_pop(s, ifi));
-    assert_int_equal(s->icmp_stats.out_time_excds, 1);
-    assert_int_equal(s->reass.mem, 0);
+    assert_int_equal(s->ip.icmp_stats.out_time_excds, 1);
+    assert_int_equal(s->ip.reass.mem, 0);
     ns_stack_free(s);
 }
 

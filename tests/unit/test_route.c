@@ -56,7 +56,7 @@ static void expect(struct env *e, uint32_t dst, uint32_t ifindex, uint32_t nexth
 {
     struct ns_route rt;
     memset(&rt, 0xa5, sizeof(rt));
-    assert_true(ns_route_lookup(e->s, dst, 0, &rt));
+    assert_true(ns_route_lookup(&e->s->ip, dst, 0, &rt));
     assert_int_equal(rt.ifc->index, ifindex);
     assert_int_equal(rt.nexthop, nexthop);
     assert_int_equal(rt.src, src);
@@ -66,7 +66,7 @@ static void expect(struct env *e, uint32_t dst, uint32_t ifindex, uint32_t nexth
 static void no_route(struct env *e, uint32_t dst)
 {
     struct ns_route rt;
-    assert_false(ns_route_lookup(e->s, dst, 0, &rt));
+    assert_false(ns_route_lookup(&e->s->ip, dst, 0, &rt));
 }
 
 static void test_longest_prefix(void **state)
@@ -79,9 +79,9 @@ static void test_longest_prefix(void **state)
     /* outside every subnet, no gateway */
     no_route(e, IP4(198, 19, 0, 1));
     /* a longer prefix on an interface that goes down stops matching */
-    e->s->ifaces[e->if1 - 1].up = false;
+    e->s->link.ifaces[e->if1 - 1].up = false;
     expect(e, IP4(198, 18, 5, 9), e->if0, IP4(198, 18, 5, 9), a0, 1500);
-    e->s->ifaces[e->if1 - 1].up = true;
+    e->s->link.ifaces[e->if1 - 1].up = true;
     /* an interface without an address routes nothing but broadcasts */
     ns_stack_set_addr(e->s, e->if0, 0, 0, 0);
     no_route(e, IP4(198, 18, 9, 9));
@@ -102,9 +102,9 @@ static void test_gateway(void **state)
     no_route(e, IP4(8, 8, 8, 8));
     /* nor one whose interface is down */
     ns_stack_set_gateway(e->s, gw);
-    e->s->ifaces[e->if1 - 1].up = false;
+    e->s->link.ifaces[e->if1 - 1].up = false;
     expect(e, IP4(8, 8, 8, 8), e->if0, gw, a0, 1500); /* eth0's /16 covers it */
-    e->s->ifaces[e->if0 - 1].up = false;
+    e->s->link.ifaces[e->if0 - 1].up = false;
     no_route(e, IP4(8, 8, 8, 8));
 }
 
@@ -120,27 +120,27 @@ static void test_host_and_p2p_prefixes(void **state)
     ns_stack_set_addr(e->s, e->if2, IP4(198, 19, 8, 0), 31, 0);
     expect(e, IP4(198, 19, 8, 1), e->if2, IP4(198, 19, 8, 1), IP4(198, 19, 8, 0), 1400);
     no_route(e, IP4(198, 19, 8, 2));
-    assert_false(ns_ip_is_bcast(e->s, IP4(198, 19, 8, 1)));
-    assert_false(ns_ip_is_bcast(e->s, IP4(198, 19, 8, 0)));
+    assert_false(ns_ip_is_bcast(&e->s->ip, IP4(198, 19, 8, 1)));
+    assert_false(ns_ip_is_bcast(&e->s->ip, IP4(198, 19, 8, 0)));
     /* /30 does have one */
     ns_stack_set_addr(e->s, e->if2, IP4(198, 19, 8, 1), 30, 0);
-    assert_true(ns_ip_is_bcast(e->s, IP4(198, 19, 8, 3)));
-    assert_true(ns_ip_is_bcast(e->s, IP4(198, 18, 255, 255)));
-    assert_true(ns_ip_is_bcast(e->s, IP4(198, 18, 5, 255)));
-    assert_true(ns_ip_is_bcast(e->s, 0xffffffffu));
-    assert_false(ns_ip_is_bcast(e->s, IP4(198, 18, 5, 254)));
+    assert_true(ns_ip_is_bcast(&e->s->ip, IP4(198, 19, 8, 3)));
+    assert_true(ns_ip_is_bcast(&e->s->ip, IP4(198, 18, 255, 255)));
+    assert_true(ns_ip_is_bcast(&e->s->ip, IP4(198, 18, 5, 255)));
+    assert_true(ns_ip_is_bcast(&e->s->ip, 0xffffffffu));
+    assert_false(ns_ip_is_bcast(&e->s->ip, IP4(198, 18, 5, 254)));
 }
 
 static void test_limited_broadcast(void **state)
 {
     struct env *e = *state;
     expect(e, 0xffffffffu, e->if0, 0xffffffffu, IP4(198, 18, 0, 1), 1500);
-    e->s->ifaces[e->if0 - 1].up = false;
+    e->s->link.ifaces[e->if0 - 1].up = false;
     expect(e, 0xffffffffu, e->if1, 0xffffffffu, IP4(198, 18, 5, 1), 9000);
-    e->s->ifaces[e->if1 - 1].up = false;
+    e->s->link.ifaces[e->if1 - 1].up = false;
     /* eth2 has no address: still usable for limited broadcast (DHCP) */
     expect(e, 0xffffffffu, e->if2, 0xffffffffu, 0, 1400);
-    e->s->ifaces[e->if2 - 1].up = false;
+    e->s->link.ifaces[e->if2 - 1].up = false;
     no_route(e, 0xffffffffu);
 }
 
@@ -162,33 +162,33 @@ static void test_pmtu(void **state)
     struct ns_stack *s = e->s;
     uint32_t d = IP4(198, 18, 9, 9);
     uint64_t t = 10 * NS_SEC;
-    assert_int_equal(ns_pmtu_get(s, d, t), 0);
-    ns_pmtu_update(s, d, 1400, t);
-    assert_int_equal(ns_pmtu_get(s, d, t), 1400);
+    assert_int_equal(ns_pmtu_get(&s->ip, d, t), 0);
+    ns_pmtu_update(&s->ip, d, 1400, t);
+    assert_int_equal(ns_pmtu_get(&s->ip, d, t), 1400);
     struct ns_route rt;
-    assert_true(ns_route_lookup(s, d, t, &rt));
+    assert_true(ns_route_lookup(&s->ip, d, t, &rt));
     assert_int_equal(rt.mtu, 1400);
     /* never raised */
-    ns_pmtu_update(s, d, 1450, t + 1);
-    assert_int_equal(ns_pmtu_get(s, d, t + 1), 1400);
+    ns_pmtu_update(&s->ip, d, 1450, t + 1);
+    assert_int_equal(ns_pmtu_get(&s->ip, d, t + 1), 1400);
     /* lowered, and the lifetime restarts */
-    ns_pmtu_update(s, d, 1300, t + 5 * NS_SEC);
-    assert_int_equal(ns_pmtu_get(s, d, t + 5 * NS_SEC), 1300);
+    ns_pmtu_update(&s->ip, d, 1300, t + 5 * NS_SEC);
+    assert_int_equal(ns_pmtu_get(&s->ip, d, t + 5 * NS_SEC), 1300);
     /* never below 68 */
-    ns_pmtu_update(s, d, 20, t + 5 * NS_SEC);
-    assert_int_equal(ns_pmtu_get(s, d, t + 5 * NS_SEC), 68);
+    ns_pmtu_update(&s->ip, d, 20, t + 5 * NS_SEC);
+    assert_int_equal(ns_pmtu_get(&s->ip, d, t + 5 * NS_SEC), 68);
     /* expiry exactly pmtu_expires_ms after the last decrease */
     uint64_t exp = t + 5 * NS_SEC + (uint64_t)s->params.ip.pmtu_expires_ms * NS_MS;
-    assert_int_equal(ns_pmtu_get(s, d, exp - 1), 68);
-    assert_int_equal(ns_pmtu_get(s, d, exp), 0);
-    assert_true(ns_route_lookup(s, d, exp, &rt));
+    assert_int_equal(ns_pmtu_get(&s->ip, d, exp - 1), 68);
+    assert_int_equal(ns_pmtu_get(&s->ip, d, exp), 0);
+    assert_true(ns_route_lookup(&s->ip, d, exp, &rt));
     assert_int_equal(rt.mtu, 1500);
     /* at or above the link MTU teaches nothing */
-    ns_pmtu_update(s, d, 1500, exp);
-    assert_int_equal(ns_pmtu_get(s, d, exp), 0);
+    ns_pmtu_update(&s->ip, d, 1500, exp);
+    assert_int_equal(ns_pmtu_get(&s->ip, d, exp), 0);
     /* nothing for unroutable destinations */
-    ns_pmtu_update(s, IP4(203, 0, 113, 1), 1000, exp);
-    assert_int_equal(ns_pmtu_get(s, IP4(203, 0, 113, 1), exp), 0);
+    ns_pmtu_update(&s->ip, IP4(203, 0, 113, 1), 1000, exp);
+    assert_int_equal(ns_pmtu_get(&s->ip, IP4(203, 0, 113, 1), exp), 0);
 }
 
 static void test_pmtu_slots(void **state)
@@ -197,23 +197,23 @@ static void test_pmtu_slots(void **state)
     struct ns_stack *s = e->s;
     /* fill every slot, each one microsecond younger than the previous */
     for (uint32_t i = 0; i < NS_PMTU_SLOTS; i++)
-        ns_pmtu_update(s, IP4(198, 18, 10, 0) + i, 1000 + i, i);
+        ns_pmtu_update(&s->ip, IP4(198, 18, 10, 0) + i, 1000 + i, i);
     for (uint32_t i = 0; i < NS_PMTU_SLOTS; i++)
-        assert_int_equal(ns_pmtu_get(s, IP4(198, 18, 10, 0) + i, 100), 1000 + i);
+        assert_int_equal(ns_pmtu_get(&s->ip, IP4(198, 18, 10, 0) + i, 100), 1000 + i);
     /* one more replaces the oldest (the first) */
-    ns_pmtu_update(s, IP4(198, 18, 11, 0), 900, 100);
-    assert_int_equal(ns_pmtu_get(s, IP4(198, 18, 11, 0), 100), 900);
-    assert_int_equal(ns_pmtu_get(s, IP4(198, 18, 10, 0), 100), 0);
+    ns_pmtu_update(&s->ip, IP4(198, 18, 11, 0), 900, 100);
+    assert_int_equal(ns_pmtu_get(&s->ip, IP4(198, 18, 11, 0), 100), 900);
+    assert_int_equal(ns_pmtu_get(&s->ip, IP4(198, 18, 10, 0), 100), 0);
     for (uint32_t i = 1; i < NS_PMTU_SLOTS; i++)
-        assert_int_equal(ns_pmtu_get(s, IP4(198, 18, 10, 0) + i, 100), 1000 + i);
+        assert_int_equal(ns_pmtu_get(&s->ip, IP4(198, 18, 10, 0) + i, 100), 1000 + i);
     /* an expired slot is reused before any live one */
     uint64_t life = (uint64_t)s->params.ip.pmtu_expires_ms * NS_MS;
-    ns_pmtu_update(s, IP4(198, 18, 12, 0), 800, life + 1); /* slot 1 (t=1) has expired */
-    assert_int_equal(ns_pmtu_get(s, IP4(198, 18, 12, 0), life + 1), 800);
-    assert_int_equal(ns_pmtu_get(s, IP4(198, 18, 11, 0), life + 1), 900);
-    assert_int_equal(ns_pmtu_get(s, IP4(198, 18, 10, 1), life + 1), 0);
+    ns_pmtu_update(&s->ip, IP4(198, 18, 12, 0), 800, life + 1); /* slot 1 (t=1) has expired */
+    assert_int_equal(ns_pmtu_get(&s->ip, IP4(198, 18, 12, 0), life + 1), 800);
+    assert_int_equal(ns_pmtu_get(&s->ip, IP4(198, 18, 11, 0), life + 1), 900);
+    assert_int_equal(ns_pmtu_get(&s->ip, IP4(198, 18, 10, 1), life + 1), 0);
     for (uint32_t i = 2; i < NS_PMTU_SLOTS; i++)
-        assert_int_equal(ns_pmtu_get(s, IP4(198, 18, 10, 0) + i, life + 1), 1000 + i);
+        assert_int_equal(ns_pmtu_get(&s->ip, IP4(198, 18, 10, 0) + i, life + 1), 1000 + i);
 }
 
 static void test_pmtu_fragments_output(void **state)
@@ -223,13 +223,13 @@ static void test_pmtu_fragments_output(void **state)
     uint32_t d = IP4(198, 18, 9, 9);
     uint8_t key[4] = {198, 18, 9, 9};
     const uint8_t lladdr[6] = {0x02, 0, 0, 0, 0, 0x99};
-    assert_int_equal(ns_neigh_admin_set(&s->arp_tbl, e->if0, key, lladdr, NS_NUD_PERMANENT, 0), 0);
+    assert_int_equal(ns_neigh_admin_set(&s->arp.tbl, e->if0, key, lladdr, NS_NUD_PERMANENT, 0), 0);
     struct ns_pkt *p;
     while ((p = ns_stack_tx_pop(s, e->if0)))
         ns_pkt_free(p);
-    ns_pmtu_update(s, d, 576, 0);
+    ns_pmtu_update(&s->ip, d, 576, 0);
     /* 1000 bytes of ICMP: fits 1500 but not 576 -> 552 + 448 */
-    assert_int_equal(ns_icmp_echo_send(s, d, 1, 1, 992, 0, 0), 0);
+    assert_int_equal(ns_icmp_echo_send(&s->ip, d, 1, 1, 992, 0, 0), 0);
     const uint16_t want[2] = {572, 468}; /* 552 is the largest multiple of 8 <= 556 */
     for (int i = 0; i < 2; i++) {
         p = ns_stack_tx_pop(s, e->if0);
@@ -246,7 +246,7 @@ static void test_pmtu_fragments_output(void **state)
     p = ns_pkt_alloc(NS_PKT_HEADROOM, 600);
     ns_pkt_put(p, 600);
     struct ns_ip_out o = {.dst = d, .proto = 253, .df = true};
-    assert_int_equal(ns_ip_output(s, p, &o, 0), -EMSGSIZE);
+    assert_int_equal(ns_ip_output(&s->ip, p, &o, 0), -EMSGSIZE);
 }
 
 int main(void)

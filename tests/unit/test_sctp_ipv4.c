@@ -170,10 +170,10 @@ static void test_connect_and_messages(void **st)
     (void)st;
     struct pair p;
     pair_setup(&p, 11, NULL);
-    uint64_t arp_req0 = p.sa->arp_stats.tx_requests;
+    uint64_t arp_req0 = p.sa->arp.stats.tx_requests;
     pair_connect(&p);
     /* The INIT waited for ARP: exactly one request, answered. */
-    assert_int_equal(p.sa->arp_stats.tx_requests - arp_req0, 1);
+    assert_int_equal(p.sa->arp.stats.tx_requests - arp_req0, 1);
     assert_int_equal(p.aa.out_streams, 10);
     assert_int_equal(p.ab.in_streams, 10);
 
@@ -216,9 +216,9 @@ static void test_connect_and_messages(void **st)
 
     /* Segmented by SCTP (100000 / 1480-ish = 70+ DATA chunks), never by
      * IPv4: no fragment created, none reassembled, nothing fell back. */
-    assert_int_equal(p.sa->ip_stats.frag_creates, 0);
-    assert_int_equal(p.sa->ip_stats.frag_oks, 0);
-    assert_int_equal(p.sb->ip_stats.reasm_reqds, 0);
+    assert_int_equal(p.sa->ip.stats.frag_creates, 0);
+    assert_int_equal(p.sa->ip.stats.frag_oks, 0);
+    assert_int_equal(p.sb->ip.stats.reasm_reqds, 0);
     assert_int_equal(sim_ctr(p.sa, "sctp_glue", "tx_frag_fallback"), 0);
     assert_true(sim_ctr(p.sa, "sctp_glue", "tx_packets") >= 70);
     assert_int_equal(sim_ctr(p.sa, "sctp_glue", "tx_errors"), 0);
@@ -226,7 +226,7 @@ static void test_connect_and_messages(void **st)
                      sim_ctr(p.sa, "sctp_glue", "tx_packets"));
     assert_int_equal(sim_ctr(p.sa, "sctp", "established"), 1);
     assert_int_equal(sim_ctr(p.sb, "sctp", "passive_opens"), 1);
-    assert_int_equal(p.sb->ip_stats.in_unknown_protos, 0);
+    assert_int_equal(p.sb->ip.stats.in_unknown_protos, 0);
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
     assert_int_equal(ia.flight, 0);
     assert_true(ia.stats.tx_data >= 70);
@@ -256,7 +256,7 @@ static void inject_unreach(struct pair *p, uint32_t from, uint8_t code, uint16_t
     uint8_t *icmp = f + 34;
     icmp[0] = NS_ICMP_DEST_UNREACH;
     icmp[1] = code;
-    ns_ip_wr16(icmp + 6, mtu);
+    ns_wr16(icmp + 6, mtu);
     struct ns_ip_hdr qh = {.tot_len = 1500,
                            .frag = NS_IP_DF,
                            .ttl = 64,
@@ -265,7 +265,7 @@ static void inject_unreach(struct pair *p, uint32_t from, uint8_t code, uint16_t
                            .dst = B_IP};
     ns_ip_write(icmp + 8, &qh);
     memcpy(icmp + 28, l4, l4_len);
-    ns_ip_wr16(icmp + 2, ns_csum(icmp, 8 + 20 + l4_len));
+    ns_wr16(icmp + 2, ns_csum(icmp, 8 + 20 + l4_len));
     ns_stack_input(p->sa, ifa->index, f, len, sim_now(p->sim));
 }
 
@@ -273,9 +273,9 @@ static void inject_frag_needed(struct pair *p, uint32_t from, uint16_t mtu, uint
                                uint16_t dport, uint32_t vtag)
 {
     uint8_t l4[8];
-    ns_ip_wr16(l4, sport);
-    ns_ip_wr16(l4 + 2, dport);
-    ns_ip_wr32(l4 + 4, vtag);
+    ns_wr16(l4, sport);
+    ns_wr16(l4 + 2, dport);
+    ns_wr32(l4 + 4, vtag);
     inject_unreach(p, from, NS_ICMP_FRAG_NEEDED, mtu, l4, sizeof(l4));
 }
 
@@ -296,17 +296,17 @@ static void test_frag_needed_lowers_pmtu(void **st)
     assert_int_equal(ia.paths[0].pmtu, 1480);
     /* ... nor in IPv4's path-MTU cache (Appendix C: the tag is checked
      * before anything changes). */
-    assert_int_equal(ns_pmtu_get(p.sa, B_IP, sim_now(p.sim)), 0);
+    assert_int_equal(ns_pmtu_get(&p.sa->ip, B_IP, sim_now(p.sim)), 0);
 
     /* The real one: 1200 - 20 for SCTP. */
     inject_frag_needed(&p, SIM_IP(198, 18, 0, 254), 1200, ia.local_port, PORT, ia.peer_vtag);
-    assert_int_equal(p.sa->icmp_stats.in_frag_needed, 2);
+    assert_int_equal(p.sa->ip.icmp_stats.in_frag_needed, 2);
     assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_frag_needed"), 1);
     assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_pmtu_lowered"), 1);
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
     assert_int_equal(ia.paths[0].pmtu, 1180);
     assert_int_equal(ia.paths[0].cwnd >= 1180, true);
-    assert_int_equal(ns_pmtu_get(p.sa, B_IP, sim_now(p.sim)), 1200);
+    assert_int_equal(ns_pmtu_get(&p.sa->ip, B_IP, sim_now(p.sim)), 1200);
 
     /* A larger MTU in a later ICMP does not raise it. */
     inject_frag_needed(&p, SIM_IP(198, 18, 0, 254), 1400, ia.local_port, PORT, ia.peer_vtag);
@@ -322,8 +322,8 @@ static void test_frag_needed_lowers_pmtu(void **st)
     assert_int_equal(p.ab.msgs, 1);
     assert_int_equal(p.ab.rx_len, sizeof(msg));
     assert_memory_equal(p.ab.rx, msg, sizeof(msg));
-    assert_int_equal(p.sa->ip_stats.frag_creates, 0);
-    assert_int_equal(p.sa->ip_stats.frag_fails, 0);
+    assert_int_equal(p.sa->ip.stats.frag_creates, 0);
+    assert_int_equal(p.sa->ip.stats.frag_fails, 0);
     assert_int_equal(sim_ctr(p.sa, "sctp_glue", "tx_frag_fallback"), 0);
     /* 20000 bytes in chunks of at most 1180 - 12 - 16: at least 18. */
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
@@ -341,13 +341,13 @@ static void test_route_mtu_fallback_and_resync(void **st)
     struct pair p;
     pair_setup(&p, 18, NULL);
     pair_connect(&p);
-    ns_pmtu_update(p.sa, B_IP, 1000, sim_now(p.sim));
+    ns_pmtu_update(&p.sa->ip, B_IP, 1000, sim_now(p.sim));
     static uint8_t msg[6000];
     sim_pattern(msg, sizeof(msg), 8);
     assert_int_equal(ns_sctp_send(p.aa.assoc, 0, 0, 0, msg, sizeof(msg), 0, sim_now(p.sim)), 0);
     assert_true(sim_ctr(p.sa, "sctp_glue", "tx_frag_fallback") >= 1);
-    assert_true(p.sa->ip_stats.frag_creates >= 2);
-    assert_int_equal(p.sa->ip_stats.frag_fails, 0);
+    assert_true(p.sa->ip.stats.frag_creates >= 2);
+    assert_int_equal(p.sa->ip.stats.frag_fails, 0);
     sim_run_for(p.sim, 1 * NS_SEC);
     struct ns_sctp_assoc_info ia;
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
@@ -355,15 +355,15 @@ static void test_route_mtu_fallback_and_resync(void **st)
     assert_int_equal(sim_ctr(p.sa, "sctp_glue", "pmtu_syncs"), 1);
     assert_int_equal(p.ab.msgs, 1);
     assert_memory_equal(p.ab.rx, msg, sizeof(msg));
-    assert_true(p.sb->ip_stats.reasm_oks >= 1);
+    assert_true(p.sb->ip.stats.reasm_oks >= 1);
     /* From now on SCTP segments to 980: no more fallbacks. */
     uint64_t fb = sim_ctr(p.sa, "sctp_glue", "tx_frag_fallback");
-    uint64_t fc = p.sa->ip_stats.frag_creates;
+    uint64_t fc = p.sa->ip.stats.frag_creates;
     assert_int_equal(ns_sctp_send(p.aa.assoc, 0, 0, 0, msg, sizeof(msg), 0, sim_now(p.sim)), 0);
     sim_run_for(p.sim, 1 * NS_SEC);
     assert_int_equal(p.ab.msgs, 2);
     assert_int_equal(sim_ctr(p.sa, "sctp_glue", "tx_frag_fallback"), fb);
-    assert_int_equal(p.sa->ip_stats.frag_creates, fc);
+    assert_int_equal(p.sa->ip.stats.frag_creates, fc);
     pair_free(&p);
 }
 
@@ -379,18 +379,18 @@ static void test_prot_unreach_aborts(void **st)
     struct ns_sctp_assoc_info ia;
     assert_int_equal(ns_sctp_assoc_info(p.aa.assoc, &ia), 0);
     uint8_t l4[8];
-    ns_ip_wr16(l4, ia.local_port);
-    ns_ip_wr16(l4 + 2, PORT);
-    ns_ip_wr32(l4 + 4, ia.peer_vtag);
+    ns_wr16(l4, ia.local_port);
+    ns_wr16(l4 + 2, PORT);
+    ns_wr32(l4 + 4, ia.peer_vtag);
     inject_unreach(&p, B_IP, NS_ICMP_PORT_UNREACH, 0, l4, sizeof(l4));
     assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_other"), 1);
-    ns_ip_wr32(l4 + 4, ia.peer_vtag + 1);
+    ns_wr32(l4 + 4, ia.peer_vtag + 1);
     inject_unreach(&p, B_IP, NS_ICMP_PROT_UNREACH, 0, l4, sizeof(l4));
     assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_no_assoc"), 1);
     assert_int_equal(ns_sctp_assoc_state(p.aa.assoc), NS_SCTP_ESTABLISHED);
     assert_int_equal(p.aa.comm_lost, 0);
 
-    ns_ip_wr32(l4 + 4, ia.peer_vtag);
+    ns_wr32(l4 + 4, ia.peer_vtag);
     inject_unreach(&p, B_IP, NS_ICMP_PROT_UNREACH, 0, l4, sizeof(l4));
     assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_prot_unreach_aborts"), 1);
     assert_int_equal(ns_sctp_assoc_state(p.aa.assoc), NS_SCTP_CLOSED);
@@ -415,14 +415,14 @@ static void test_prot_unreach_during_init(void **st)
     assert_int_equal(ns_sctp_assoc_info(a, &ia), 0);
     assert_int_equal(ia.state, NS_SCTP_COOKIE_WAIT);
     uint8_t l4[20] = {0};
-    ns_ip_wr16(l4, ia.local_port);
-    ns_ip_wr16(l4 + 2, PORT);
+    ns_wr16(l4, ia.local_port);
+    ns_wr16(l4 + 2, PORT);
     l4[12] = 1; /* INIT */
-    ns_ip_wr16(l4 + 14, 20);
-    ns_ip_wr32(l4 + 16, ia.local_vtag ^ 0x100);
+    ns_wr16(l4 + 14, 20);
+    ns_wr32(l4 + 16, ia.local_vtag ^ 0x100);
     /* Wrong initiate tag; then the right one but a quote too short. */
     inject_unreach(&p, B_IP, NS_ICMP_PROT_UNREACH, 0, l4, 20);
-    ns_ip_wr32(l4 + 16, ia.local_vtag);
+    ns_wr32(l4 + 16, ia.local_vtag);
     inject_unreach(&p, B_IP, NS_ICMP_PROT_UNREACH, 0, l4, 16);
     assert_int_equal(sim_ctr(p.sa, "sctp_glue", "icmp_no_assoc"), 2);
     assert_int_equal(ns_sctp_assoc_state(a), NS_SCTP_COOKIE_WAIT);
@@ -439,7 +439,7 @@ static uint8_t neigh_state(struct ns_stack *s, uint32_t ifindex, uint32_t ip)
 {
     uint8_t key[4];
     ns_arp_key(ip, key);
-    struct ns_neigh *n = ns_neigh_lookup(&s->arp_tbl, ifindex, key);
+    struct ns_neigh *n = ns_neigh_lookup(&s->arp.tbl, ifindex, key);
     return n ? n->state : 0;
 }
 
@@ -451,7 +451,7 @@ static void test_sack_confirms_neighbour(void **st)
     pair_connect(&p);
     uint32_t ifa = sim_ifindex(p.sim, p.link, 0);
     assert_int_equal(neigh_state(p.sa, ifa, B_IP), NS_NUD_REACHABLE);
-    uint64_t req0 = p.sa->arp_stats.tx_requests;
+    uint64_t req0 = p.sa->arp.stats.tx_requests;
     uint64_t conf0 = sim_ctr(p.sa, "sctp_glue", "path_confirms");
     /* base_reachable_time is 30 s (the entry lives 15-45 s unconfirmed):
      * keep data flowing for 100 s and sample the entry. */
@@ -463,7 +463,7 @@ static void test_sack_confirms_neighbour(void **st)
         assert_int_equal(neigh_state(p.sa, ifa, B_IP), NS_NUD_REACHABLE);
     }
     assert_int_equal(p.ab.msgs, 1000);
-    assert_int_equal(p.sa->arp_stats.tx_requests, req0);
+    assert_int_equal(p.sa->arp.stats.tx_requests, req0);
     /* One SACK per two packets (sack_freq 2): about 500 confirmations. */
     uint64_t confs = sim_ctr(p.sa, "sctp_glue", "path_confirms") - conf0;
     assert_in_range(confs, 450, 1000);
@@ -514,9 +514,9 @@ static void test_no_protocol_unreachable(void **st)
     sim_run_for(p.sim, 100 * NS_MS);
     assert_int_equal(p.aa.cant_start, 1);
     assert_int_equal(ns_sctp_assoc_state(a), NS_SCTP_CLOSED);
-    assert_int_equal(p.sb->ip_stats.in_unknown_protos, 0);
-    assert_int_equal(p.sb->icmp_stats.out_dest_unreachs, 0);
-    assert_int_equal(p.sb->ip_stats.in_delivers, sim_ctr(p.sb, "sctp_glue", "rx_packets"));
+    assert_int_equal(p.sb->ip.stats.in_unknown_protos, 0);
+    assert_int_equal(p.sb->ip.icmp_stats.out_dest_unreachs, 0);
+    assert_int_equal(p.sb->ip.stats.in_delivers, sim_ctr(p.sb, "sctp_glue", "rx_packets"));
     assert_int_equal(sim_ctr(p.sb, "sctp", "rx_no_endpoint"), 1);
     assert_int_equal(sim_ctr(p.sb, "sctp", "tx_ootb_abort"), 1);
     assert_int_equal(sim_ctr(p.sa, "sctp", "cant_start"), 1);
@@ -537,7 +537,7 @@ static void test_no_protocol_unreachable(void **st)
     ns_stack_input(p.sb, ifb->index, f, sizeof(f), sim_now(p.sim));
     assert_int_equal(sim_ctr(p.sb, "sctp_glue", "rx_drop_bcast"), 1);
     assert_int_equal(sim_ctr(p.sb, "sctp", "rx_packets"), rx0);
-    assert_int_equal(p.sb->icmp_stats.out_dest_unreachs, 0);
+    assert_int_equal(p.sb->ip.icmp_stats.out_dest_unreachs, 0);
     pair_free(&p);
 }
 

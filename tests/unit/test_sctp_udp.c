@@ -169,16 +169,16 @@ static unsigned check_capture(const char *path, unsigned *n_init)
         const uint8_t *ip = b + 14;
         assert_int_equal(ip[0], 0x45);
         assert_int_equal(ip[9], 17); /* UDP, never protocol 132 */
-        uint16_t tot = ns_ip_rd16(ip + 2);
+        uint16_t tot = ns_rd16(ip + 2);
         assert_true(tot <= incl - 14 && (tot == incl - 14 || incl == 60));
-        assert_int_equal(ns_ip_rd16(ip + 6) & 0x3fff, 0x0000); /* not a fragment */
+        assert_int_equal(ns_rd16(ip + 6) & 0x3fff, 0x0000); /* not a fragment */
         const uint8_t *u = ip + 20;
-        uint16_t ulen = ns_ip_rd16(u + 4);
+        uint16_t ulen = ns_rd16(u + 4);
         assert_int_equal(ulen, tot - 20);
-        assert_int_equal(ns_ip_rd16(u), UDPP);
-        assert_int_equal(ns_ip_rd16(u + 2), UDPP);
-        assert_int_not_equal(ns_ip_rd16(u + 6), 0);
-        uint32_t sum = ns_csum_pseudo(ns_ip_rd32(ip + 12), ns_ip_rd32(ip + 16), 17, ulen);
+        assert_int_equal(ns_rd16(u), UDPP);
+        assert_int_equal(ns_rd16(u + 2), UDPP);
+        assert_int_not_equal(ns_rd16(u + 6), 0);
+        uint32_t sum = ns_csum_pseudo(ns_rd32(ip + 12), ns_rd32(ip + 16), 17, ulen);
         assert_int_equal(ns_csum_fold(ns_csum_add(sum, u, ulen)), 0xffff);
         assert_true(ulen >= 8 + 16);
         assert_true(ns_sctp_checksum_verify_buf(u + 8, ulen - 8u));
@@ -233,7 +233,7 @@ static void test_udp_association(void **st)
     assert_int_equal(
         sim_ctr(p.sa, "sctp_udp", "tx_errors") + sim_ctr(p.sb, "sctp_udp", "tx_errors"), 0);
     assert_int_equal(sim_ctr(p.sa, "sctp_udp", "tx_frag_fallback"), 0);
-    assert_int_equal(p.sa->ip_stats.frag_creates + p.sb->ip_stats.frag_creates, 0);
+    assert_int_equal(p.sa->ip.stats.frag_creates + p.sb->ip.stats.frag_creates, 0);
     assert_int_equal(sim_ctr(p.sb, "sctp", "rx_bad_csum") + sim_ctr(p.sa, "sctp", "rx_bad_csum"),
                      0);
     assert_int_equal(sim_ctr(p.sb, "udp", "in_csum_errors"), 0);
@@ -317,7 +317,7 @@ static void inject_udp_unreach(struct pair *p, uint8_t code, uint16_t mtu, uint1
     uint8_t *icmp = f + 34;
     icmp[0] = NS_ICMP_DEST_UNREACH;
     icmp[1] = code;
-    ns_ip_wr16(icmp + 6, mtu);
+    ns_wr16(icmp + 6, mtu);
     struct ns_ip_hdr qh = {.tot_len = 1500,
                            .frag = NS_IP_DF,
                            .ttl = 64,
@@ -326,13 +326,13 @@ static void inject_udp_unreach(struct pair *p, uint8_t code, uint16_t mtu, uint1
                            .dst = B_IP};
     ns_ip_write(icmp + 8, &qh);
     uint8_t *u = icmp + 28;
-    ns_ip_wr16(u, UDPP);
-    ns_ip_wr16(u + 2, dport);
-    ns_ip_wr16(u + 4, 1480);
-    ns_ip_wr16(u + 8, sport);
-    ns_ip_wr16(u + 10, PORT);
-    ns_ip_wr32(u + 12, vtag);
-    ns_ip_wr16(icmp + 2, ns_csum(icmp, sizeof(f) - 34));
+    ns_wr16(u, UDPP);
+    ns_wr16(u + 2, dport);
+    ns_wr16(u + 4, 1480);
+    ns_wr16(u + 8, sport);
+    ns_wr16(u + 10, PORT);
+    ns_wr32(u + 12, vtag);
+    ns_wr16(icmp + 2, ns_csum(icmp, sizeof(f) - 34));
     ns_stack_input(p->sa, ifa->index, f, sizeof(f), sim_now(p->sim));
 }
 
@@ -369,7 +369,7 @@ static void test_frag_needed_udp(void **st)
     sim_run_for(p.sim, NS_SEC);
     assert_int_equal(p.ab.rx_len, sizeof(big));
     assert_memory_equal(p.ab.rx, big, sizeof(big));
-    assert_int_equal(p.sa->ip_stats.frag_creates, 0);
+    assert_int_equal(p.sa->ip.stats.frag_creates, 0);
     pair_free(&p);
 }
 
@@ -385,7 +385,7 @@ static void test_sysctls(void **st)
     assert_non_null(p.sa->sctp_udp_sock);
     assert_int_equal(p.sa->sctp_udp_sock->lport, UDPP);
     /* A port nstack's UDP already uses: refused, the old one kept. */
-    struct ns_udp_sock *other = ns_udp_open(p.sa);
+    struct ns_udp_sock *other = ns_udp_open(&p.sa->ip);
     assert_int_equal(ns_udp_bind(other, 0, 7777), 0);
     assert_int_equal(ns_sysctl_set(p.sa, "sctp.udp_port", 7777, now), -EADDRINUSE);
     assert_int_equal(ns_sysctl_get(p.sa, "sctp.udp_port", &v), 0);
@@ -467,9 +467,9 @@ static void test_hosted_hook(void **st)
 static uint8_t *hb_packet(uint32_t vtag, uint8_t out[24])
 {
     memset(out, 0, 24);
-    ns_ip_wr16(out, SP_PORT_B);
-    ns_ip_wr16(out + 2, SP_PORT_A);
-    ns_ip_wr32(out + 4, vtag);
+    ns_wr16(out, SP_PORT_B);
+    ns_wr16(out + 2, SP_PORT_A);
+    ns_wr32(out + 4, vtag);
     out[12] = 4; /* HEARTBEAT */
     out[15] = 12;
     out[17] = 1;
@@ -543,7 +543,7 @@ static void test_engine_port_follows_peer(void **st)
     struct ns_sctp_addr to = {NS_SCTP_AF_INET4, 9899, SP_IP_A};
     sp_inject(net, a, hb_packet(ia.local_vtag ^ 0x10, hb), 24, &from, &to);
     assert_int_equal(a->sctp.stats.rx_bad_vtag, 1);
-    ns_ip_wr16(hb, SP_PORT_B + 1);
+    ns_wr16(hb, SP_PORT_B + 1);
     sp_fix_csum(hb, 24);
     sp_inject(net, a, hb, 24, &from, &to);
     assert_int_equal(a->sctp.stats.rx_ootb, 1);

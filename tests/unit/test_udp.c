@@ -52,7 +52,7 @@ static struct ns_stack *mk(uint64_t seed, const struct ns_mac *mac, uint32_t add
         ns_pkt_free(p);
     uint8_t key[4];
     wr32(key, peer);
-    assert_int_equal(ns_neigh_admin_set(&s->arp_tbl, *ifi, key, peer_mac->b, NS_NUD_PERMANENT, 0),
+    assert_int_equal(ns_neigh_admin_set(&s->arp.tbl, *ifi, key, peer_mac->b, NS_NUD_PERMANENT, 0),
                      0);
     return s;
 }
@@ -98,7 +98,7 @@ static int shuttle(struct pair *p)
 
 static struct ns_udp_sock *sock(struct pair *p, struct ns_stack *s)
 {
-    struct ns_udp_sock *sk = ns_udp_open(s);
+    struct ns_udp_sock *sk = ns_udp_open(&s->ip);
     assert_non_null(sk);
     sk->on_ready = on_ready;
     sk->ctx = p;
@@ -162,10 +162,10 @@ static void test_send_recv_both_ways(void **state)
     shuttle(p);
     assert_int_equal(ns_udp_recvfrom(sa, buf, sizeof(buf), NULL, NULL), 0);
 
-    assert_int_equal(p->a->udp_stats.out_datagrams, 1);
-    assert_int_equal(p->a->udp_stats.in_datagrams, 3);
-    assert_int_equal(p->b->udp_stats.in_datagrams, 1);
-    assert_int_equal(p->b->udp_stats.out_datagrams, 3);
+    assert_int_equal(p->a->ip.udp_stats.out_datagrams, 1);
+    assert_int_equal(p->a->ip.udp_stats.in_datagrams, 3);
+    assert_int_equal(p->b->ip.udp_stats.in_datagrams, 1);
+    assert_int_equal(p->b->ip.udp_stats.out_datagrams, 3);
     ns_udp_close(sa);
     ns_udp_close(sb);
 }
@@ -182,7 +182,7 @@ static void test_fragmented(void **state)
     assert_int_equal(shuttle(p), 4); /* 1472+8 | 1480 | 1480 | 568 */
     assert_int_equal(ns_udp_recvfrom(sb, got, sizeof(got), NULL, NULL), 5000);
     assert_memory_equal(got, big, 5000);
-    assert_int_equal(p->b->ip_stats.reasm_oks, 1);
+    assert_int_equal(p->b->ip.stats.reasm_oks, 1);
 
     assert_int_equal(ns_udp_sendto(sa, big, 65507, B_ADDR, 9, 0), 65507);
     assert_int_equal(shuttle(p), 45);
@@ -230,7 +230,7 @@ static void test_checksum_and_length(void **state)
     struct pair *p = *state;
     struct ns_udp_sock *sb = sock(p, p->b);
     assert_int_equal(ns_udp_bind(sb, 0, 53), 0);
-    struct ns_udp_stats *st = &p->b->udp_stats;
+    struct ns_udp_stats *st = &p->b->ip.udp_stats;
     char buf[64];
     /* no checksum: accepted */
     raw_to_b(p, 1000, 53, "abc", 3, 0, 0);
@@ -277,7 +277,7 @@ static void test_zero_checksum_sent_as_ones(void **state)
     uint8_t got[4];
     assert_int_equal(ns_udp_recvfrom(sb, got, sizeof(got), NULL, NULL), 2);
     assert_memory_equal(got, data, 2);
-    assert_int_equal(p->b->udp_stats.in_csum_errors, 0);
+    assert_int_equal(p->b->ip.udp_stats.in_csum_errors, 0);
 }
 
 static void test_port_unreachable(void **state)
@@ -286,9 +286,9 @@ static void test_port_unreachable(void **state)
     struct ns_udp_sock *sa = sock(p, p->a);
     assert_int_equal(ns_udp_sendto(sa, "x", 1, B_ADDR, 9999, 0), 1);
     assert_int_equal(shuttle(p), 2); /* the datagram and the ICMP error */
-    assert_int_equal(p->b->udp_stats.no_ports, 1);
-    assert_int_equal(p->b->icmp_stats.out_dest_unreachs, 1);
-    assert_int_equal(p->a->icmp_stats.in_dest_unreachs, 1);
+    assert_int_equal(p->b->ip.udp_stats.no_ports, 1);
+    assert_int_equal(p->b->ip.icmp_stats.out_dest_unreachs, 1);
+    assert_int_equal(p->a->ip.icmp_stats.in_dest_unreachs, 1);
     assert_int_equal(sa->err, ECONNREFUSED);
     assert_int_equal(p->ready, 1);
     char buf[8];
@@ -300,8 +300,8 @@ static void test_port_unreachable(void **state)
     assert_int_equal(shuttle(p), 1);
     assert_int_equal(ns_udp_sendto(sa, "x", 1, 0xffffffffu, 9999, p->now), 1);
     assert_int_equal(shuttle(p), 1);
-    assert_int_equal(p->b->udp_stats.no_ports, 3);
-    assert_int_equal(p->b->icmp_stats.out_dest_unreachs, 1);
+    assert_int_equal(p->b->ip.udp_stats.no_ports, 3);
+    assert_int_equal(p->b->ip.icmp_stats.out_dest_unreachs, 1);
     assert_int_equal(sa->err, 0);
     /* an error for another socket's port does not land here */
     struct ns_udp_sock *other = sock(p, p->a);
@@ -324,9 +324,9 @@ static void test_rcvbuf_limit(void **state)
     }
     shuttle(p);
     assert_int_equal(sb->rxq.count, 3);
-    assert_int_equal(p->b->udp_stats.rcvbuf_errors, 1);
-    assert_int_equal(p->b->udp_stats.in_errors, 1);
-    assert_int_equal(p->b->udp_stats.in_datagrams, 3);
+    assert_int_equal(p->b->ip.udp_stats.rcvbuf_errors, 1);
+    assert_int_equal(p->b->ip.udp_stats.in_errors, 1);
+    assert_int_equal(p->b->ip.udp_stats.in_datagrams, 3);
     assert_int_equal(p->ready, 3);
     uint8_t got[128];
     assert_int_equal(ns_udp_recvfrom(sb, got, sizeof(got), NULL, NULL), 100);
@@ -336,7 +336,7 @@ static void test_rcvbuf_limit(void **state)
     assert_int_equal(ns_udp_sendto(sa, d, 100, B_ADDR, 7, 0), 100);
     assert_int_equal(ns_udp_sendto(sa, d, 100, B_ADDR, 7, 0), 100);
     shuttle(p);
-    assert_int_equal(p->b->udp_stats.rcvbuf_errors, 2);
+    assert_int_equal(p->b->ip.udp_stats.rcvbuf_errors, 2);
     for (int want = 1; want <= 3; want++) {
         assert_int_equal(ns_udp_recvfrom(sb, got, sizeof(got), NULL, NULL), 100);
         assert_int_equal(got[0], want == 3 ? 9 : want);
@@ -358,7 +358,7 @@ static void test_ephemeral_and_bind(void **state)
     struct ns_udp_sock *k[6];
     for (int i = 0; i < 6; i++)
         k[i] = sock(p, s);
-    s->udp.next_ephemeral = 40000;
+    s->ip.udp.next_ephemeral = 40000;
     assert_int_equal(ns_udp_bind(k[0], 0, 0), 0);
     assert_int_equal(k[0]->lport, 40000);
     assert_int_equal(ns_udp_bind(k[1], 0, 40002), 0);
@@ -367,7 +367,7 @@ static void test_ephemeral_and_bind(void **state)
     assert_int_equal(ns_udp_bind(k[3], 0, 0), 0);
     assert_int_equal(k[3]->lport, 40003); /* 40002 is taken */
     /* wrap at the top of the range */
-    s->udp.next_ephemeral = 60999;
+    s->ip.udp.next_ephemeral = 60999;
     assert_int_equal(ns_udp_bind(k[4], 0, 0), 0);
     assert_int_equal(k[4]->lport, 60999);
     assert_int_equal(ns_udp_bind(k[5], 0, 0), 0);
@@ -389,7 +389,7 @@ static void test_ephemeral_and_bind(void **state)
     assert_int_equal(ns_udp_bind(z, 0, 5000), 0);
     /* sendto on an unbound socket binds it */
     struct ns_udp_sock *w = sock(p, s);
-    s->udp.next_ephemeral = 50000;
+    s->ip.udp.next_ephemeral = 50000;
     assert_int_equal(ns_udp_sendto(w, "a", 1, B_ADDR, 1, 0), 1);
     assert_int_equal(w->lport, 50000);
     /* sockets still open are freed by ns_stack_free (ASan checks) */
@@ -405,7 +405,7 @@ static void test_connect_and_errors(void **state)
     assert_int_equal(ns_udp_connect(sa, 0, 1), -EINVAL);
     assert_int_equal(ns_udp_connect(sa, IP4(203, 0, 113, 1), 1), -ENETUNREACH);
     assert_int_equal(ns_udp_sendto(sa, "a", 1, IP4(203, 0, 113, 1), 1, 0), -ENETUNREACH);
-    assert_int_equal(p->a->ip_stats.out_no_routes, 1);
+    assert_int_equal(p->a->ip.stats.out_no_routes, 1);
     assert_int_equal(ns_udp_connect(sa, B_ADDR, 7000), 0);
     assert_int_equal(sa->laddr, A_ADDR);
     assert_true(sa->lport >= 32768);
@@ -425,14 +425,14 @@ static void test_connect_and_errors(void **state)
     assert_int_equal(ns_udp_sendto(sb2, "nope", 4, A_ADDR, sa->lport, 0), 4);
     assert_int_equal(shuttle(p), 2); /* datagram + port unreachable back */
     assert_int_equal(ns_udp_recvfrom(sa, buf, sizeof(buf), NULL, NULL), -EAGAIN);
-    assert_int_equal(p->a->udp_stats.no_ports, 1);
+    assert_int_equal(p->a->ip.udp_stats.no_ports, 1);
     assert_int_equal(sb2->err, ECONNREFUSED);
 
     /* ICMP time exceeded quoting sa's datagram, from a router */
-    ns_udp_icmp_error(p->a, A_ADDR, B_ADDR, sa->lport, 7000, EHOSTUNREACH);
+    ns_udp_icmp_error(&p->a->ip, A_ADDR, B_ADDR, sa->lport, 7000, EHOSTUNREACH);
     assert_int_equal(sa->err, EHOSTUNREACH);
     /* a quote of another flow does not match the connected socket */
-    ns_udp_icmp_error(p->a, A_ADDR, B_ADDR, sa->lport, 7001, ENETUNREACH);
+    ns_udp_icmp_error(&p->a->ip, A_ADDR, B_ADDR, sa->lport, 7001, ENETUNREACH);
     assert_int_equal(sa->err, EHOSTUNREACH);
     assert_int_equal(ns_udp_recvfrom(sa, buf, sizeof(buf), NULL, NULL), -EHOSTUNREACH);
     assert_int_equal(sa->err, 0);
@@ -477,7 +477,7 @@ static void test_demux_preference(void **state)
     other->lport = 6000;
     raw_to_b(p, 1111, 6000, "x", 1, 0, 1);
     assert_int_equal(ns_udp_recvfrom(other, buf, sizeof(buf), NULL, NULL), -EAGAIN);
-    assert_int_equal(b->udp_stats.no_ports, 1);
+    assert_int_equal(b->ip.udp_stats.no_ports, 1);
 }
 
 int main(void)

@@ -251,7 +251,7 @@ static void test_association(void **state)
     close(pfd);
     struct ns_pcap *pc = ns_pcap_open(path);
     assert_non_null(pc);
-    ns_udp_host_set_pcap(a.h, pc);
+    ns_udp_host_set_capture(a.h, ns_pcap_capture, pc);
 
     uint64_t now = 0;
     assoc_up(&a, &b, &now);
@@ -298,7 +298,7 @@ static void test_association(void **state)
     uint64_t recs = ns_pcap_records(pc);
     assert_int_equal(recs, sa->tx_datagrams + sa->rx_datagrams);
     assert_int_equal(ns_pcap_close(pc), 0);
-    ns_udp_host_set_pcap(a.h, NULL);
+    ns_udp_host_set_capture(a.h, NULL, NULL);
 
     /* The first record: our INIT, Ethernet/IPv4/UDP with the right ports,
      * the SCTP packet behind them with a valid CRC32c. */
@@ -553,7 +553,7 @@ static void run_equal(bool no_offload, bool no_check)
     }
     char path[32];
     struct ns_pcap *pc = pcap_tmp(path);
-    ns_udp_host_set_pcap(b.h, pc);
+    ns_udp_host_set_capture(b.h, ns_pcap_capture, pc);
     static uint8_t pk[41][1200];
     struct rec r[41];
     struct ns_sctp_addr dst = {NS_SCTP_AF_INET4, ns_udp_host_port(b.h), LO};
@@ -593,7 +593,7 @@ static void run_equal(bool no_offload, bool no_check)
     print_message("  receiver: %llu GRO buffers, %llu datagrams from them\n",
                   (unsigned long long)sb->rx_gro_buffers, (unsigned long long)sb->rx_gro_segs);
     assert_int_equal(ns_pcap_close(pc), 0);
-    ns_udp_host_set_pcap(b.h, NULL);
+    ns_udp_host_set_capture(b.h, NULL, NULL);
     pcap_check(path, r, 41, ns_udp_host_port(a.h), ns_udp_host_port(b.h));
     unlink(path);
     side_free(&a);
@@ -646,8 +646,8 @@ static void test_gso_mixed(void **state)
     enum { N = sizeof(seq) / sizeof(seq[0]) };
     char pb[32], pcp[32];
     struct ns_pcap *pcb = pcap_tmp(pb), *pcc = pcap_tmp(pcp);
-    ns_udp_host_set_pcap(b.h, pcb);
-    ns_udp_host_set_pcap(c.h, pcc);
+    ns_udp_host_set_capture(b.h, ns_pcap_capture, pcb);
+    ns_udp_host_set_capture(c.h, ns_pcap_capture, pcc);
     static uint8_t pk[N][1200];
     struct rec rb[N], rc[N];
     unsigned nb = 0, nc = 0;
@@ -679,8 +679,8 @@ static void test_gso_mixed(void **state)
     engine_got(&c, nc);
     assert_int_equal(ns_pcap_close(pcb), 0);
     assert_int_equal(ns_pcap_close(pcc), 0);
-    ns_udp_host_set_pcap(b.h, NULL);
-    ns_udp_host_set_pcap(c.h, NULL);
+    ns_udp_host_set_capture(b.h, NULL, NULL);
+    ns_udp_host_set_capture(c.h, NULL, NULL);
     pcap_check(pb, rb, nb, ns_udp_host_port(a.h), ns_udp_host_port(b.h));
     pcap_check(pcp, rc, nc, ns_udp_host_port(a.h), ns_udp_host_port(c.h));
     unlink(pb);
@@ -701,7 +701,7 @@ static void test_gro_rx(void **state)
     int fd = raw_socket(&rp);
     char path[32];
     struct ns_pcap *pc = pcap_tmp(path);
-    ns_udp_host_set_pcap(b.h, pc);
+    ns_udp_host_set_capture(b.h, ns_pcap_capture, pc);
     static uint8_t buf[9 * 1000 + 600];
     struct rec r[10];
     for (unsigned i = 0; i < 10; i++) {
@@ -754,7 +754,7 @@ static void test_gro_rx(void **state)
         assert_int_equal(sb->rx_gro_segs, 0);
     }
     assert_int_equal(ns_pcap_close(pc), 0);
-    ns_udp_host_set_pcap(b.h, NULL);
+    ns_udp_host_set_capture(b.h, NULL, NULL);
     pcap_check(path, r, 10, rp, ns_udp_host_port(b.h));
     unlink(path);
     close(fd);
@@ -775,7 +775,7 @@ static void test_gso_pcap(void **state)
     int fd = raw_socket(&rp);
     char path[32];
     struct ns_pcap *pc = pcap_tmp(path);
-    ns_udp_host_set_pcap(a.h, pc);
+    ns_udp_host_set_capture(a.h, ns_pcap_capture, pc);
     static uint8_t pk[41][1200];
     struct rec r[41];
     struct ns_sctp_addr dst = {NS_SCTP_AF_INET4, rp, LO};
@@ -810,7 +810,7 @@ static void test_gso_pcap(void **state)
     assert_int_equal(sa->tx_gso_segs, 41);
     assert_int_equal(ns_pcap_records(pc), 41);
     assert_int_equal(ns_pcap_close(pc), 0);
-    ns_udp_host_set_pcap(a.h, NULL);
+    ns_udp_host_set_capture(a.h, NULL, NULL);
     pcap_check(path, r, 41, ns_udp_host_port(a.h), rp);
     unlink(path);
     /* And the wire: 41 datagrams of the right sizes and bytes. */
