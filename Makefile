@@ -13,7 +13,7 @@ SOAK_SEEDS ?= 1 2 3
 # The threaded tests, run again under ThreadSanitizer by `make check`.
 TSAN_TESTS ?= test_socket test_socket_flood
 
-.PHONY: all build demo check deps deps-build asan tsan tsan-tests fuzz-build fuzz soak bench install format format-check clean
+.PHONY: all build demo check deps deps-build layers asan tsan tsan-tests fuzz-build fuzz soak bench install format format-check clean
 
 all: build
 
@@ -31,19 +31,19 @@ deps:
 	@scripts/install-deps.sh check
 
 asan: deps
-	$(CMAKE) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_TESTS=ON -DNS_SANITIZE=address,undefined >/dev/null
+	$(CMAKE) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_TESTS=ON -DNS_WERROR=ON -DNS_SANITIZE=address,undefined >/dev/null
 	$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
 
 tsan: deps
-	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_TESTS=ON -DNS_SANITIZE=thread >/dev/null
+	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_TESTS=ON -DNS_WERROR=ON -DNS_SANITIZE=thread >/dev/null
 	$(CMAKE) --build $(TSAN_BUILD) -j $(JOBS)
 
 tsan-tests: deps
-	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_TESTS=ON -DNS_SANITIZE=thread >/dev/null
+	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_TESTS=ON -DNS_WERROR=ON -DNS_SANITIZE=thread >/dev/null
 	$(CMAKE) --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
 
 fuzz-build: deps
-	CC=clang $(CMAKE) -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_FUZZ=ON -DNS_TESTS=OFF \
+	CC=clang $(CMAKE) -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNS_FUZZ=ON -DNS_TESTS=OFF -DNS_WERROR=ON \
 		-DNS_SANITIZE=address,undefined >/dev/null
 	$(CMAKE) --build $(FUZZ_BUILD) -j $(JOBS)
 
@@ -79,6 +79,10 @@ format:
 
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+
+# The one-way layer rule (docs/architecture.md).
+layers:
+	@scripts/check-layers.sh
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

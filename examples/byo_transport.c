@@ -11,18 +11,19 @@
  * and a client that sends a few messages and checks the echoes. Exits 0 on
  * success. Build: part of `make`; run: build/byo_transport.
  */
+/* POSIX 2008 (nanosleep): builds with -std=c11 against the installed headers. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <nstack/socket.h>
-
-#include "core/pkt.h"
-#include "sctp/types.h"
+#include <nstack/nstack.h>
 
 struct side {
     struct ns_rt *rt;
@@ -37,8 +38,8 @@ static void output(void *ctx, struct ns_pkt *p, const struct ns_sctp_addr *src,
     (void)src;
     (void)dst;
     struct side *me = ctx;
-    struct iovec iov[NS_PKT_MAX_FRAGS + 1];
-    int n = ns_pkt_iov(p, iov, NS_PKT_MAX_FRAGS + 1);
+    struct iovec iov[NS_PKT_MAX_IOV];
+    int n = ns_pkt_iov(p, iov, NS_PKT_MAX_IOV);
     struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
     if (sendmsg(me->fd, &mh, MSG_DONTWAIT) < 0 && errno != EAGAIN)
         perror("byo_transport: sendmsg");
@@ -131,7 +132,7 @@ int main(void)
         }
         ns_close(cli.rt, s);
         s = ns_socket(cli.rt, NS_SOCK_STREAM);
-        usleep(20000);
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
     }
     if (rc) {
         perror("byo_transport: connect");

@@ -8,6 +8,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 
 # layer: what its files may include (its own folder is always allowed).
+# include/nstack (layer "nstack") is the public API: every layer may
+# include it, and it includes nothing internal.
 declare -A allowed=(
     [core]=""
     [dev]="core"
@@ -40,6 +42,7 @@ while IFS= read -r file; do
         target=${inc%%/*}
         [ "$target" = "$inc" ] && continue # same-folder include without a path
         [ "$target" = "$layer" ] && continue
+        [ "$target" = nstack ] && continue
         case " ${allowed[$layer]} " in
         *" $target "*) ;;
         *)

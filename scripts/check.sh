@@ -24,6 +24,20 @@ record() { # name status(0 pass, 77 skip, else fail)
     esac
 }
 
+echo "== static checks: layers, format"
+scripts/check-layers.sh >"$logdir/layers.log" 2>&1
+record "static/layers" $?
+[ -s "$logdir/layers.log" ] && tail -3 "$logdir/layers.log"
+if command -v clang-format >/dev/null; then
+    git ls-files -co --exclude-standard '*.c' '*.h' | xargs clang-format --dry-run --Werror \
+        >"$logdir/format.log" 2>&1
+    rc=$?
+    record "static/format" $rc
+    [ $rc -ne 0 ] && head -20 "$logdir/format.log"
+else
+    record "static/format" 77
+fi
+
 echo "== unit and simulation tests ($asan)"
 ctest_log="$logdir/ctest.log"
 ctest --test-dir "$asan" -j 2 --output-on-failure --timeout 300 >"$ctest_log" 2>&1

@@ -1,21 +1,24 @@
 /* nstack's public API: one header for embedders.
  *
- * A stack instance (stack/stack.h) is sans-I/O: feed it frames with
- * ns_stack_input(), drain ns_stack_tx_pop() to a device, and call
- * ns_stack_poll() at ns_stack_next_deadline(). Devices (dev/) move frames
- * between a stack and a TAP, an AF_PACKET socket, an in-process memlink, or a
- * pcap tracer. Build flags: `pkg-config --cflags --libs nstack`.
- */
+ *   nstack/stack.h     a stack instance (sans-I/O: frames and time in,
+ *                      frames and deadlines out)
+ *   nstack/dev.h       devices: TAP, AF_PACKET, memlink, pcap tracer
+ *   nstack/socket.h    SCTP sockets (RFC 6458 style) on a stack thread
+ *   nstack/udp_host.h  SCTP over UDP (RFC 6951) on a host UDP socket
+ *   nstack/pkt.h       packets, nstack/types.h the shared types
+ *
+ * Everything else is internal: the shared library exports exactly the
+ * functions these headers declare (NS_API). Build flags:
+ * `pkg-config --cflags --libs nstack`, or find_package(nstack) with the
+ * target nstack::nstack (nstack::nstack_static for the static library). */
 #ifndef NSTACK_NSTACK_H
 #define NSTACK_NSTACK_H
 
-#include "dev/afpacket.h"
-#include "dev/dev.h"
-#include "dev/memlink.h"
-#include "dev/pcap.h"
-#include "dev/tap.h"
-#include "stack/stack.h"
-#include "transport/udp_host.h"
-#include "socket.h"
+#include "nstack/dev.h"
+#include "nstack/pkt.h"
+#include "nstack/socket.h"
+#include "nstack/stack.h"
+#include "nstack/types.h"
+#include "nstack/udp_host.h"
 
 #endif

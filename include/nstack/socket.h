@@ -29,9 +29,11 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "nstack/pkt.h"
+#include "nstack/stack.h"
+#include "nstack/types.h"
+
 struct ns_rt;
-struct ns_pkt;
-struct ns_sctp_addr;
 struct ns_sctp_params;
 
 /* ---- Runtime ----------------------------------------------------------- */
@@ -55,47 +57,46 @@ struct ns_rt_config {
 };
 
 /* Create a runtime and start its thread. NULL with errno set. */
-struct ns_rt *ns_rt_new(const struct ns_rt_config *cfg);
+NS_API struct ns_rt *ns_rt_new(const struct ns_rt_config *cfg);
 /* A runtime over a stack instance (stack/stack.h): the thread runs the
  * stack's timers (ns_stack_poll) and its SCTP engine s->sctp, and takes
  * s->hooks.sctp_event. Devices: register their fds with ns_rt_add_fd and
  * feed frames from the callbacks (ns_stack_input on the stack thread), or
  * from other threads with ns_rt_input_frame. The embedder must not touch s
  * any more except through ns_rt_call; it frees s after ns_rt_free. */
-struct ns_stack;
-struct ns_rt *ns_rt_new_stack(struct ns_stack *s, bool rcvq_lock);
-struct ns_stack *ns_rt_stack(struct ns_rt *rt);
+NS_API struct ns_rt *ns_rt_new_stack(struct ns_stack *s, bool rcvq_lock);
+NS_API struct ns_stack *ns_rt_stack(struct ns_rt *rt);
 /* An Ethernet frame for the stack's interface ifindex (thread-safe; takes
  * p). Dropped without a stack. */
-void ns_rt_input_frame(struct ns_rt *rt, uint32_t ifindex, struct ns_pkt *p);
+NS_API void ns_rt_input_frame(struct ns_rt *rt, uint32_t ifindex, struct ns_pkt *p);
 /* Queue fn(rt, arg) for the stack thread without waiting. */
-void ns_rt_post(struct ns_rt *rt, void (*fn)(struct ns_rt *rt, void *arg), void *arg);
+NS_API void ns_rt_post(struct ns_rt *rt, void (*fn)(struct ns_rt *rt, void *arg), void *arg);
 /* Stop the thread and free everything, including open sockets (their
  * associations are freed without a graceful shutdown; over a stack they
  * are left to ns_stack_free). Application threads must be done with it. */
-void ns_rt_free(struct ns_rt *rt);
+NS_API void ns_rt_free(struct ns_rt *rt);
 /* A received SCTP packet for the engine (thread-safe; takes p). */
-void ns_rt_input(struct ns_rt *rt, struct ns_pkt *p, const struct ns_sctp_addr *src,
+NS_API void ns_rt_input(struct ns_rt *rt, struct ns_pkt *p, const struct ns_sctp_addr *src,
                  const struct ns_sctp_addr *dst);
 /* Watch fd (EPOLLIN etc. in events) on the stack thread. 0 or -1/errno. */
-int ns_rt_add_fd(struct ns_rt *rt, int fd, uint32_t events, ns_rt_fd_fn fn, void *ctx);
-int ns_rt_del_fd(struct ns_rt *rt, int fd);
+NS_API int ns_rt_add_fd(struct ns_rt *rt, int fd, uint32_t events, ns_rt_fd_fn fn, void *ctx);
+NS_API int ns_rt_del_fd(struct ns_rt *rt, int fd);
 /* Change the events watched on a registered fd. 0 or -1/errno. */
-int ns_rt_mod_fd(struct ns_rt *rt, int fd, uint32_t events);
+NS_API int ns_rt_mod_fd(struct ns_rt *rt, int fd, uint32_t events);
 /* Embedder hook: fn runs on the stack thread at the end of every loop turn
  * (after fd callbacks, requests and the stack's timers), so it can send
  * what they produced (drain a device queue); it returns its own next
  * deadline in CLOCK_MONOTONIC microseconds (UINT64_MAX: none), which the
  * runtime folds into its timer. NULL removes it. */
 typedef uint64_t (*ns_rt_idle_fn)(struct ns_rt *rt, void *ctx, uint64_t now);
-void ns_rt_set_idle(struct ns_rt *rt, ns_rt_idle_fn fn, void *ctx);
+NS_API void ns_rt_set_idle(struct ns_rt *rt, ns_rt_idle_fn fn, void *ctx);
 /* Run fn(rt, arg) on the stack thread and wait for it (inline when already
  * on it). Lets an embedder touch the engine safely. */
-void ns_rt_call(struct ns_rt *rt, void (*fn)(struct ns_rt *rt, void *arg), void *arg);
+NS_API void ns_rt_call(struct ns_rt *rt, void (*fn)(struct ns_rt *rt, void *arg), void *arg);
 /* The engine (use only on the stack thread, e.g. inside ns_rt_call). */
-struct ns_sctp *ns_rt_sctp(struct ns_rt *rt);
+NS_API struct ns_sctp *ns_rt_sctp(struct ns_rt *rt);
 /* The ablation knob can be flipped while no socket is open. 0 or -1/EBUSY. */
-int ns_rt_set_rcvq_lock(struct ns_rt *rt, bool on);
+NS_API int ns_rt_set_rcvq_lock(struct ns_rt *rt, bool on);
 
 /* ---- Sockets ----------------------------------------------------------- */
 
@@ -110,35 +111,35 @@ enum ns_sock_style {
 #define NS_MSG_EOR          0x04   /* out: the piece ends a message */
 #define NS_MSG_NOTIFICATION 0x8000 /* out: the data is a notification */
 
-int ns_socket(struct ns_rt *rt, int style);
+NS_API int ns_socket(struct ns_rt *rt, int style);
 /* addr: a struct sockaddr_in (INADDR_ANY allowed; port 0: ephemeral). */
-int ns_bind(struct ns_rt *rt, int sd, const struct sockaddr *addr, socklen_t len);
+NS_API int ns_bind(struct ns_rt *rt, int sd, const struct sockaddr *addr, socklen_t len);
 /* STREAM: accept up to backlog pending associations; SEQPACKET: accept
  * associations on this socket (backlog > 0) or stop (backlog 0). */
-int ns_listen(struct ns_rt *rt, int sd, int backlog);
+NS_API int ns_listen(struct ns_rt *rt, int sd, int backlog);
 /* STREAM only. Blocks unless the socket is non-blocking (EAGAIN). */
-int ns_accept(struct ns_rt *rt, int sd, struct sockaddr *addr, socklen_t *len);
+NS_API int ns_accept(struct ns_rt *rt, int sd, struct sockaddr *addr, socklen_t *len);
 /* Blocking: waits for the handshake (0, or ECONNREFUSED/ETIMEDOUT/
  * ECONNRESET). Non-blocking: EINPROGRESS, readiness via ns_poll. */
-int ns_connect(struct ns_rt *rt, int sd, const struct sockaddr *addr, socklen_t len);
+NS_API int ns_connect(struct ns_rt *rt, int sd, const struct sockaddr *addr, socklen_t len);
 /* Graceful shutdown of every association; the descriptor is gone. With
  * linger on and a 0 timeout (NS_SO_LINGER) the associations are aborted. */
-int ns_close(struct ns_rt *rt, int sd);
+NS_API int ns_close(struct ns_rt *rt, int sd);
 /* SHUT_WR / SHUT_RDWR start the SCTP shutdown (STREAM); SHUT_RD only stops
  * reads. */
-int ns_shutdown(struct ns_rt *rt, int sd, int how);
+NS_API int ns_shutdown(struct ns_rt *rt, int sd, int how);
 /* SEQPACKET: abort one association. */
-int ns_abort(struct ns_rt *rt, int sd, uint32_t assoc_id);
-int ns_set_nonblock(struct ns_rt *rt, int sd, bool on);
+NS_API int ns_abort(struct ns_rt *rt, int sd, uint32_t assoc_id);
+NS_API int ns_set_nonblock(struct ns_rt *rt, int sd, bool on);
 /* Readable eventfd (see above), valid until ns_close. */
-int ns_socket_fd(struct ns_rt *rt, int sd);
+NS_API int ns_socket_fd(struct ns_rt *rt, int sd);
 
 #define NS_POLLIN  0x1
 #define NS_POLLOUT 0x4
 #define NS_POLLERR 0x8
 #define NS_POLLHUP 0x10
 /* Current readiness mask, never blocks; -1/EBADF. */
-int ns_poll(struct ns_rt *rt, int sd);
+NS_API int ns_poll(struct ns_rt *rt, int sd);
 
 /* RFC 6458 5.3.4 SCTP_SNDINFO */
 #define NS_SCTP_UNORDERED 0x0400
@@ -178,7 +179,7 @@ struct ns_sctp_rcvinfo {
  * (send buffer full, non-blocking), EPIPE (shut down), ENOTCONN,
  * EMSGSIZE (above the message limit or the send buffer), EINVAL (stream,
  * flags, association), ECONNRESET (association lost). */
-ssize_t ns_sctp_sendv(struct ns_rt *rt, int sd, const struct iovec *iov, int iovcnt,
+NS_API ssize_t ns_sctp_sendv(struct ns_rt *rt, int sd, const struct iovec *iov, int iovcnt,
                       const struct sockaddr *addrs, int addrcnt, const void *info,
                       socklen_t infolen, unsigned infotype, int flags);
 /* Receive one message, or the next piece of one that does not fit (then
@@ -187,13 +188,13 @@ ssize_t ns_sctp_sendv(struct ns_rt *rt, int sd, const struct iovec *iov, int iov
  * gets the peer's primary address. Returns the byte count, 0 at end of
  * file (STREAM, peer shut down and nothing left), or -1: EAGAIN,
  * ENOTCONN, ECONNRESET, EBADF, EINVAL. */
-ssize_t ns_sctp_recvv(struct ns_rt *rt, int sd, const struct iovec *iov, int iovcnt,
+NS_API ssize_t ns_sctp_recvv(struct ns_rt *rt, int sd, const struct iovec *iov, int iovcnt,
                       struct sockaddr *from, socklen_t *fromlen, void *info, socklen_t *infolen,
                       unsigned *infotype, int *msg_flags, int flags);
 /* msghdr versions: msg_control carries an NS_SCTP_SNDINFO / NS_SCTP_RCVINFO
  * cmsg at level NS_IPPROTO_SCTP; recvmsg sets msg->msg_flags. */
-ssize_t ns_sendmsg(struct ns_rt *rt, int sd, const struct msghdr *msg, int flags);
-ssize_t ns_recvmsg(struct ns_rt *rt, int sd, struct msghdr *msg, int flags);
+NS_API ssize_t ns_sendmsg(struct ns_rt *rt, int sd, const struct msghdr *msg, int flags);
+NS_API ssize_t ns_recvmsg(struct ns_rt *rt, int sd, struct msghdr *msg, int flags);
 
 /* ---- Notifications (RFC 6458 6.1), read with NS_MSG_NOTIFICATION --------- */
 
@@ -281,8 +282,8 @@ struct ns_sctp_status {
     uint16_t sstat_instrms, sstat_outstrms;
 };
 
-int ns_setsockopt(struct ns_rt *rt, int sd, int level, int name, const void *val, socklen_t len);
-int ns_getsockopt(struct ns_rt *rt, int sd, int level, int name, void *val, socklen_t *len);
+NS_API int ns_setsockopt(struct ns_rt *rt, int sd, int level, int name, const void *val, socklen_t len);
+NS_API int ns_getsockopt(struct ns_rt *rt, int sd, int level, int name, void *val, socklen_t *len);
 
 /* Counters of the socket layer (all sockets of a runtime). */
 struct ns_sock_rt_stats {
@@ -295,6 +296,6 @@ struct ns_sock_rt_stats {
     uint64_t notif_dropped;     /* notifications not queued: allocation failed */
 };
 /* A snapshot (taken on the stack thread). */
-void ns_rt_stats(struct ns_rt *rt, struct ns_sock_rt_stats *out);
+NS_API void ns_rt_stats(struct ns_rt *rt, struct ns_sock_rt_stats *out);
 
 #endif

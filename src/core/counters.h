@@ -11,16 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nstack/types.h"
+
 #define NS_CTR_FIELD(name) uint64_t name;
 #define NS_CTR_NAME(name)  #name,
 
-/* A named group of counters, as laid out by an X-macro list. */
-struct ns_ctr_group {
-    const char *name;
-    const char *const *names;
-    const uint64_t *vals;
-    size_t n;
-};
+/* struct ns_ctr_group (nstack/types.h) is a named group of counters as
+ * laid out by an X-macro list. */
 
 /* Groups are handed to callers, so their names live in a file-scope table
  * (NS_CTR_NAMES), never in a compound literal inside a function. */

@@ -7,13 +7,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#define NS_ETH_ALEN 6
+#include "nstack/types.h"
+
 /* Ethernet II header: devices size their frame buffers with it. */
 #define NS_ETH_HLEN 14
-
-struct ns_mac {
-    uint8_t b[NS_ETH_ALEN];
-};
 
 static const struct ns_mac ns_mac_bcast = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
 static const struct ns_mac ns_mac_zero = {{0}};

@@ -328,3 +328,8 @@ void ns_pktq_purge(struct ns_pktq *q)
     while ((p = ns_pktq_pop(q)))
         ns_pkt_free(p);
 }
+
+uint32_t ns_pkt_size(const struct ns_pkt *p)
+{
+    return ns_pkt_len(p);
+}

@@ -18,7 +18,10 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "nstack/pkt.h"
+
 #define NS_PKT_MAX_FRAGS 8
+_Static_assert(NS_PKT_MAX_FRAGS + 1 == NS_PKT_MAX_IOV, "the head and every fragment");
 /* Ethernet (14) + IPv4 with options (60) + UDP (8) + SCTP common (12) + slack. */
 #define NS_PKT_HEADROOM 128
 
@@ -68,8 +71,6 @@ struct ns_pkt {
  * head data; len starts at 0. Returns NULL on allocation failure. */
 struct ns_pkt *ns_pkt_alloc(uint32_t headroom, uint32_t size);
 /* A packet holding a copy of `len` bytes, with NS_PKT_HEADROOM in front. */
-struct ns_pkt *ns_pkt_from(const void *data, uint32_t len);
-void ns_pkt_free(struct ns_pkt *p);
 
 static inline uint32_t ns_pkt_len(const struct ns_pkt *p)
 {
@@ -96,7 +97,6 @@ void ns_pkt_trim(struct ns_pkt *p, uint32_t len);
 bool ns_pkt_add_frag(struct ns_pkt *p, struct ns_buf *buf, uint32_t off, uint32_t len);
 /* Copy len bytes starting at off (across head and frags) to dst; false if the
  * packet is shorter than off+len. */
-bool ns_pkt_copy_out(const struct ns_pkt *p, uint32_t off, void *dst, uint32_t len);
 /* Make the whole packet linear in its head (allocating if needed), keeping
  * at least `headroom` bytes of headroom. Returns false on allocation failure. */
 bool ns_pkt_linearize(struct ns_pkt *p, uint32_t headroom);
@@ -106,7 +106,6 @@ struct ns_pkt *ns_pkt_clone(const struct ns_pkt *p);
 /* A deep copy with its own linear buffer and NS_PKT_HEADROOM headroom. */
 struct ns_pkt *ns_pkt_copy(const struct ns_pkt *p);
 /* Fill iov (up to max entries) with the packet's pieces; returns the count. */
-int ns_pkt_iov(const struct ns_pkt *p, struct iovec *iov, int max);
 
 /* Allocation failure injection: when set, the n-th next allocation (1 = the
  * next one) and every `period`-th after it fail. Per process; tests only. */

@@ -13,9 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define NS_TIME_NEVER UINT64_MAX
-#define NS_MS         1000ULL
-#define NS_SEC        1000000ULL
+#include "nstack/types.h"
+
 
 struct ns_timer;
 typedef void (*ns_timer_fn)(struct ns_timer *t, uint64_t now);

@@ -13,6 +13,6 @@
 /* Open interface `ifname`. mac is derived from the name
  * (ns_dev_mac_from_name); the embedder may overwrite it. NULL with a
  * one-line reason in err on failure. */
-struct ns_dev *ns_afpacket_open(const char *ifname, char *err, size_t errlen);
+/* ns_afpacket_open: nstack/dev.h */
 
 #endif

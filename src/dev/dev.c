@@ -102,3 +102,39 @@ struct ns_dev *ns_dev_open(const char *spec, char *err, size_t errlen)
     snprintf(err, errlen, "unknown device '%s': use tap:NAME or afpacket:IFNAME", spec);
     return NULL;
 }
+
+int ns_dev_recv(struct ns_dev *d, struct ns_pkt **pkts, int max, uint64_t now)
+{
+    return d->ops->recv(d, pkts, max, now);
+}
+
+int ns_dev_send(struct ns_dev *d, struct ns_pkt **pkts, int n, uint64_t now)
+{
+    return d->ops->send(d, pkts, n, now);
+}
+
+void ns_dev_close(struct ns_dev *d)
+{
+    if (d)
+        d->ops->close(d);
+}
+
+int ns_dev_fd(const struct ns_dev *d)
+{
+    return d->fd;
+}
+
+const char *ns_dev_name(const struct ns_dev *d)
+{
+    return d->name;
+}
+
+struct ns_mac ns_dev_mac(const struct ns_dev *d)
+{
+    return d->mac;
+}
+
+uint32_t ns_dev_mtu(const struct ns_dev *d)
+{
+    return d->mtu;
+}

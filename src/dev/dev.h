@@ -20,6 +20,7 @@
 #include "core/counters.h"
 #include "core/pkt.h"
 #include "core/mac.h"
+#include "nstack/dev.h"
 
 struct ns_dev;
 
@@ -63,10 +64,6 @@ struct ns_dev {
     struct ns_dev_stats stats;
 };
 
-/* Open "tap:NAME" or "afpacket:IFNAME". On failure returns NULL and writes a
- * one-line reason to err (e.g. "cannot open /dev/net/tun: Permission denied
- * (nstack needs root or CAP_NET_ADMIN)"). */
-struct ns_dev *ns_dev_open(const char *spec, char *err, size_t errlen);
 
 /* The default MAC for a device name: locally administered unicast
  * (02:xx:xx:xx:xx:xx) from a hash of the name, so a restarted daemon keeps
@@ -84,18 +81,5 @@ int ns_dev_check_ifname(const char *kind, const char *name, char *err, size_t er
 /* " (nstack needs root or CAP_NET_ADMIN)" for EPERM/EACCES, else "". */
 const char *ns_dev_perm_hint(int err);
 
-static inline int ns_dev_recv(struct ns_dev *d, struct ns_pkt **pkts, int max, uint64_t now)
-{
-    return d->ops->recv(d, pkts, max, now);
-}
-static inline int ns_dev_send(struct ns_dev *d, struct ns_pkt **pkts, int n, uint64_t now)
-{
-    return d->ops->send(d, pkts, n, now);
-}
-static inline void ns_dev_close(struct ns_dev *d)
-{
-    if (d)
-        d->ops->close(d);
-}
 
 #endif

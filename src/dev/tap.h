@@ -14,6 +14,6 @@
  * The returned device's mac is derived from the name
  * (ns_dev_mac_from_name), not the kernel side's; the embedder may
  * overwrite it. NULL with a one-line reason in err on failure. */
-struct ns_dev *ns_tap_open(const char *spec, char *err, size_t errlen);
+/* ns_tap_open: nstack/dev.h */
 
 #endif

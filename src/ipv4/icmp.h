@@ -11,6 +11,7 @@
 
 #include "core/counters.h"
 #include "core/pkt.h"
+#include "nstack/stack.h"
 
 #define NS_ICMP_ECHOREPLY     0
 #define NS_ICMP_DEST_UNREACH  3
@@ -66,18 +67,8 @@ struct ns_icmp_rl {
     uint64_t tokens_at; /* time of the last repayment */
 };
 
-/* What the embedder hears about its echo requests (and errors quoting them). */
-enum ns_icmp_event_kind { NS_ICMP_EV_ECHO_REPLY, NS_ICMP_EV_ERROR };
-struct ns_icmp_event {
-    enum ns_icmp_event_kind kind;
-    uint32_t from; /* replying host, or the host that reported the error */
-    uint16_t id, seq;
-    uint8_t ttl;
-    uint8_t type, code; /* for errors; local resolution failure: 3/1 from our own address */
-    uint32_t bytes;     /* ICMP bytes (header + payload), as ping prints */
-    uint64_t rtt_us;    /* replies: now - the send time carried in the payload */
-    int err;            /* errors: the errno a socket would see (EHOSTUNREACH, ...) */
-};
+/* struct ns_icmp_event (what the embedder hears of its echo requests) is
+ * public: nstack/stack.h. */
 
 struct ns_ipv4; /* ipv4/layer.h */
 struct ns_iface;

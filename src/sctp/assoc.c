@@ -54,7 +54,7 @@ struct ns_sctp_assoc *assoc_alloc(struct ns_sctp *s, struct ns_sctp_ep *ep, uint
     a->p = s->p;
     a->lport = ep->port;
     a->pport = pport;
-    a->state = NS_SCTP_CLOSED;
+    a->state = NS_SCTP_CLOSED; /* a new TCB: no transition yet (assoc_set_state) */
     if (!sctp_id_add(s, a)) {
         free(a);
         return NULL;
@@ -262,6 +262,31 @@ void assoc_fail_data(struct ns_sctp_assoc *a)
     }
 }
 
+/* The rule that ends an association, for assoc_set_state. */
+static const char *close_rule(enum ns_sctp_event_type ev, enum ns_sctp_reason why)
+{
+    switch (why) {
+    case NS_SCTP_R_PEER_ABORT:
+        return "9.1: ABORT received";
+    case NS_SCTP_R_USER_ABORT:
+        return ev == NS_SCTP_EV_CANT_STR_ASSOC ? "9.1: ABORT (user, no peer state)"
+                                               : "9.1: ABORT (user)";
+    case NS_SCTP_R_MAX_RETRANS:
+        return "8.1: Association.Max.Retrans exceeded";
+    case NS_SCTP_R_INIT_TIMEOUT:
+        return "5.1 C/E: Max.Init.Retransmits exceeded";
+    case NS_SCTP_R_SHUTDOWN_GUARD:
+        return "9.2: T5-shutdown-guard expired";
+    case NS_SCTP_R_PROTOCOL:
+        return "protocol error: TCB destroyed, ABORT sent if the peer has state";
+    case NS_SCTP_R_NOMEM:
+        return "out of resource";
+    case NS_SCTP_R_NONE:
+        break;
+    }
+    return "9.2: SHUTDOWN COMPLETE";
+}
+
 struct ns_sctp_event *assoc_close(struct ns_sctp_assoc *a, enum ns_sctp_event_type ev,
                                   enum ns_sctp_reason why, uint16_t cause, uint64_t now)
 {
@@ -269,7 +294,7 @@ struct ns_sctp_event *assoc_close(struct ns_sctp_assoc *a, enum ns_sctp_event_ty
     if (a->state == NS_SCTP_CLOSED)
         return NULL;
     bool pd = a->rx_ready && ns_sctp_reasm_pd_active(&a->ra);
-    a->state = NS_SCTP_CLOSED;
+    assoc_set_state(a, NS_SCTP_CLOSED, close_rule(ev, why));
     stop_timers(a);
     path_unhash_all(a);
     assoc_fail_data(a);
@@ -303,6 +328,7 @@ bool assoc_wr_start(struct ns_sctp_assoc *a, struct ns_sctp_writer *w, struct ns
         a->s->stats.nomem++;
         return false;
     }
+    ns_sctp_wr_latch(w);
     return true;
 }
 
@@ -329,19 +355,17 @@ void assoc_send_abort(struct ns_sctp_assoc *a, uint16_t code, const void *v, uin
     struct ns_sctp_writer w;
     if (!assoc_wr_start(a, &w, pa))
         return;
-    enum ns_sctp_wr_res r = ns_sctp_wr_abort_begin(&w, false);
-    if (r == NS_SCTP_WR_OK && code) {
+    ns_sctp_wr_abort_begin(&w, false);
+    if (code) {
         /* A reason that does not fit is cut rather than dropped. */
         uint32_t room = ns_sctp_wr_room(&w);
         if (room < NS_SCTP_TLV_HLEN + 4)
             vlen = 0;
         else if (vlen > room - NS_SCTP_TLV_HLEN - 4)
             vlen = (uint16_t)(room - NS_SCTP_TLV_HLEN - 4);
-        r = ns_sctp_wr_cause(&w, code, v, vlen);
+        ns_sctp_wr_cause(&w, code, v, vlen);
     }
-    if (r == NS_SCTP_WR_OK)
-        r = ns_sctp_wr_end(&w);
-    if (r != NS_SCTP_WR_OK) {
+    if (ns_sctp_wr_end(&w) != NS_SCTP_WR_OK) {
         ns_sctp_wr_discard(&w);
         return;
     }
@@ -379,9 +403,9 @@ bool assoc_error(struct ns_sctp_assoc *a, uint64_t now)
     return true;
 }
 
-void assoc_established(struct ns_sctp_assoc *a, uint64_t now)
+void assoc_established(struct ns_sctp_assoc *a, const char *why, uint64_t now)
 {
-    a->state = NS_SCTP_ESTABLISHED;
+    assoc_set_state(a, NS_SCTP_ESTABLISHED, why);
     a->rtx_path = a->primary;
     a->s->stats.established++;
     struct ns_sctp_event *e = sctp_event_new(a->s, a, NS_SCTP_EV_COMM_UP);
@@ -452,7 +476,7 @@ static void rx_error(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, uin
     ns_sctp_cause_iter_init(&ci, &v);
     while (ns_sctp_cause_next(&ci, &cause)) {
         if (cause.code == NS_SCTP_CAUSE_STALE_COOKIE && a->state == NS_SCTP_COOKIE_ECHOED) {
-            hs_stale_cookie(a, cause.staleness_us, now);
+            hs_5_2_6_stale_cookie(a, cause.staleness_us, now);
             return;
         }
         /* Other causes are informational for us: we send only streams
@@ -466,9 +490,9 @@ static void report_unknown(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *
     struct ns_sctp_writer w;
     if (a->peer_vtag == 0 || !assoc_wr_start(a, &w, pa))
         return;
-    if (ns_sctp_wr_error_begin(&w) != NS_SCTP_WR_OK ||
-        ns_sctp_wr_cause_unrecognized_chunk(&w, c) != NS_SCTP_WR_OK ||
-        ns_sctp_wr_end(&w) != NS_SCTP_WR_OK) {
+    ns_sctp_wr_error_begin(&w);
+    ns_sctp_wr_cause_unrecognized_chunk(&w, c);
+    if (ns_sctp_wr_end(&w) != NS_SCTP_WR_OK) {
         /* A chunk too large to echo within the PMTU is not reported. */
         ns_sctp_wr_discard(&w);
         return;
@@ -499,7 +523,7 @@ void assoc_process(struct ns_sctp_assoc *a, struct ns_sctp_reader *r, struct ns_
             break;
         case NS_SCTP_CT_INIT_ACK:
             if (a->state == NS_SCTP_COOKIE_WAIT)
-                hs_init_ack(a, &c, pa, now);
+                hs_5_1c_init_ack(a, &c, pa, now);
             else
                 a->stats.drop_state++; /* 5.2.3 */
             break;
@@ -519,22 +543,22 @@ void assoc_process(struct ns_sctp_assoc *a, struct ns_sctp_reader *r, struct ns_
             rx_abort(a, &c, now);
             return;
         case NS_SCTP_CT_SHUTDOWN:
-            sd_rx_shutdown(a, &c, now);
+            sd_9_2_shutdown(a, &c, now);
             break;
         case NS_SCTP_CT_SHUTDOWN_ACK:
-            sd_rx_shutdown_ack(a, now);
+            sd_9_2_shutdown_ack(a, now);
             break;
         case NS_SCTP_CT_ERROR:
             rx_error(a, &c, now);
             break;
         case NS_SCTP_CT_COOKIE_ACK:
             if (a->state == NS_SCTP_COOKIE_ECHOED)
-                hs_cookie_ack(a, now);
+                hs_5_1e_cookie_ack(a, now);
             else
                 a->stats.drop_state++; /* 5.2.5 */
             break;
         case NS_SCTP_CT_SHUTDOWN_COMPLETE:
-            sd_rx_shutdown_complete(a, now);
+            sd_9_2_shutdown_complete(a, now);
             return;
         case NS_SCTP_CT_INIT:
         case NS_SCTP_CT_COOKIE_ECHO:

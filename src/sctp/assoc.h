@@ -7,6 +7,9 @@
  *                    COOKIE ECHO that creates an association (5.1)
  *   assoc.c          association objects, life cycle, chunk dispatch, ABORT
  *                    and ERROR, the user API, info and counters
+ *   assoc_state.c    the state setter (every transition, counted and checked
+ *                    against RFC 9260's state diagram) and the debug-build
+ *                    consistency checks
  *   assoc_handshake.c  connect, INIT / INIT ACK / COOKIE ECHO / COOKIE ACK,
  *                    T1 timers, collisions and restarts (5.1, 5.2)
  *   assoc_shutdown.c graceful shutdown, T2 and T5 (9.2)
@@ -79,7 +82,8 @@ struct ns_sctp_assoc {
     struct ns_sctp_assoc *id_next;     /* id hash chain */
     struct ns_sctp_assoc *dead_next;
     uint32_t id;
-    enum ns_sctp_state state;
+    enum ns_sctp_state state; /* changed only by assoc_set_state */
+    const char *state_why;    /* the rule of the last change (debugging) */
     bool released;
     bool on_dead;
     void *user;
@@ -146,6 +150,33 @@ static inline bool assoc_can_data(const struct ns_sctp_assoc *a)
            a->state == NS_SCTP_SHUTDOWN_RECEIVED;
 }
 
+/* ---- assoc_state.c ---------------------------------------------------- */
+
+/* Every state change goes through here. why is a short static string
+ * naming the RFC 9260 rule ("5.1 C: INIT ACK"). Counted (the association's
+ * and the instance's state_changes); debug builds abort on a transition the
+ * state diagram does not allow (assoc_state.c lists them). */
+void assoc_set_state(struct ns_sctp_assoc *a, enum ns_sctp_state st, const char *why);
+/* Debug builds: abort with a diagnostic if an association, or the instance
+ * and all its associations, are inconsistent (state vs timers, tags, the
+ * retransmission queue's counts, path indices and hashing, list and hash
+ * counts: dcsctp's IsConsistent). sctp_leave runs sctp_check when the
+ * outermost entry point returns; O(associations + paths). Nothing with
+ * NDEBUG. */
+#ifndef NDEBUG
+void assoc_check(const struct ns_sctp_assoc *a);
+void sctp_check(struct ns_sctp *s);
+#else
+static inline void assoc_check(const struct ns_sctp_assoc *a)
+{
+    (void)a;
+}
+static inline void sctp_check(struct ns_sctp *s)
+{
+    (void)s;
+}
+#endif
+
 /* ---- sctp.c ---------------------------------------------------------- */
 
 /* Every entry point brackets its work with enter/leave; the outermost
@@ -164,7 +195,8 @@ struct ns_sctp_path *sctp_path_lookup(struct ns_sctp *s, uint16_t lport, uint16_
 bool sctp_id_add(struct ns_sctp *s, struct ns_sctp_assoc *a);
 void sctp_id_del(struct ns_sctp *s, struct ns_sctp_assoc *a);
 /* A lone reply chunk outside any association (ABORT, SHUTDOWN COMPLETE,
- * ERROR): type, flags, vtag, optional causes written by fn. */
+ * ERROR): type, flags, vtag, optional causes written by fn (in an optional
+ * section: causes that do not fit are all left out, the chunk still goes). */
 typedef void (*sctp_causes_fn)(struct ns_sctp_writer *w, const void *arg);
 void sctp_send_lone(struct ns_sctp *s, uint16_t sport, uint16_t dport, uint32_t vtag, uint8_t type,
                     uint8_t flags, sctp_causes_fn fn, const void *arg,
@@ -234,9 +266,12 @@ void assoc_process(struct ns_sctp_assoc *a, struct ns_sctp_reader *r, struct ns_
                    uint64_t now);
 /* Association error counter went up: true if the association died. */
 bool assoc_error(struct ns_sctp_assoc *a, uint64_t now);
-void assoc_established(struct ns_sctp_assoc *a, uint64_t now);
+/* Enter ESTABLISHED (why: the rule, as for assoc_set_state): COMM_UP,
+ * heartbeats, a shutdown requested meanwhile. */
+void assoc_established(struct ns_sctp_assoc *a, const char *why, uint64_t now);
 void assoc_stamp_ready(struct ns_sctp_assoc *a);
-/* Start a packet to path pa with the peer's tag. */
+/* Start a packet to path pa with the peer's tag; the writer latches
+ * (chunk.h): write the chunk, check once. */
 bool assoc_wr_start(struct ns_sctp_assoc *a, struct ns_sctp_writer *w, struct ns_sctp_path *pa);
 void assoc_wr_send(struct ns_sctp_assoc *a, struct ns_sctp_writer *w, struct ns_sctp_path *pa,
                    uint64_t now);
@@ -244,9 +279,11 @@ void assoc_wr_send(struct ns_sctp_assoc *a, struct ns_sctp_writer *w, struct ns_
 /* ---- assoc_handshake.c ---------------------------------------------- */
 
 void hs_timers_init(struct ns_sctp_assoc *a);
-void hs_init_ack(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, struct ns_sctp_path *pa,
-                 uint64_t now);
-void hs_cookie_ack(struct ns_sctp_assoc *a, uint64_t now);
+/* Handlers named after their rule (as Linux's sm_statetable.c): INIT ACK
+ * in COOKIE-WAIT (5.1 C), COOKIE ACK in COOKIE-ECHOED (5.1 E). */
+void hs_5_1c_init_ack(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c,
+                      struct ns_sctp_path *pa, uint64_t now);
+void hs_5_1e_cookie_ack(struct ns_sctp_assoc *a, uint64_t now);
 /* INIT for an existing association (5.2.1, 5.2.2). */
 void hs_init_existing(struct ns_sctp_assoc *a, const struct ns_sctp_common *hdr,
                       const struct ns_sctp_chunk *c, const struct ns_sctp_addr *src,
@@ -257,7 +294,8 @@ bool hs_cookie_existing(struct ns_sctp_assoc *a, const struct ns_sctp_common *hd
                         const struct ns_sctp_cookie_tcb *tcb, enum ns_sctp_cookie_res res,
                         uint32_t staleness, const struct ns_sctp_addr *src,
                         const struct ns_sctp_addr *dst, uint64_t now);
-void hs_stale_cookie(struct ns_sctp_assoc *a, uint32_t staleness_us, uint64_t now);
+/* Stale Cookie ERROR in COOKIE-ECHOED (5.2.6). */
+void hs_5_2_6_stale_cookie(struct ns_sctp_assoc *a, uint32_t staleness_us, uint64_t now);
 /* Fill the paths and tags of a from a verified cookie (new association). */
 bool hs_from_cookie(struct ns_sctp_assoc *a, const struct ns_sctp_cookie_tcb *tcb,
                     const struct ns_sctp_addr *src, const struct ns_sctp_addr *dst, uint64_t now);
@@ -269,9 +307,10 @@ bool hs_write_cookie_echo(struct ns_sctp_assoc *a, struct ns_sctp_writer *w);
 void sd_timers_init(struct ns_sctp_assoc *a);
 /* Data was acknowledged or the user asked: move the shutdown on. */
 void sd_progress(struct ns_sctp_assoc *a, uint64_t now);
-void sd_rx_shutdown(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, uint64_t now);
-void sd_rx_shutdown_ack(struct ns_sctp_assoc *a, uint64_t now);
-void sd_rx_shutdown_complete(struct ns_sctp_assoc *a, uint64_t now);
+/* SHUTDOWN, SHUTDOWN ACK, SHUTDOWN COMPLETE received (9.2). */
+void sd_9_2_shutdown(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, uint64_t now);
+void sd_9_2_shutdown_ack(struct ns_sctp_assoc *a, uint64_t now);
+void sd_9_2_shutdown_complete(struct ns_sctp_assoc *a, uint64_t now);
 /* DATA arrived in SHUTDOWN-SENT: answer with SHUTDOWN, restart T2. */
 void sd_data_in_shutdown_sent(struct ns_sctp_assoc *a, uint64_t now);
 uint32_t sd_cum_tsn(const struct ns_sctp_assoc *a);

@@ -286,8 +286,8 @@ bool data_rx(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, uint64_t no
     a->stats.rx_data++;
     if (d.payload_len == 0) {
         /* 6.2: an empty DATA chunk ends the association. */
-        uint8_t v[4] = {(uint8_t)(d.tsn >> 24), (uint8_t)(d.tsn >> 16), (uint8_t)(d.tsn >> 8),
-                        (uint8_t)d.tsn};
+        uint8_t v[4];
+        ns_wr32(v, d.tsn);
         assoc_abort_protocol(a, NS_SCTP_CAUSE_NO_USER_DATA, v, 4, now);
         return false;
     }

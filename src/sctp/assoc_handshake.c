@@ -30,19 +30,18 @@ static void send_init(struct ns_sctp_assoc *a, uint64_t now)
         a->s->stats.nomem++;
         return;
     }
-    enum ns_sctp_wr_res r = ns_sctp_wr_init_begin(&w, false, a->my_vtag, a->p.rcvbuf_bytes,
-                                                  a->req_os, a->req_mis, a->my_itsn);
+    /* All of it or nothing: the writer latches, one check at the end. */
+    ns_sctp_wr_latch(&w);
+    ns_sctp_wr_init_begin(&w, false, a->my_vtag, a->p.rcvbuf_bytes, a->req_os, a->req_mis,
+                          a->my_itsn);
     const struct ns_sctp_ep *ep = a->ep;
-    for (uint8_t i = 0; r == NS_SCTP_WR_OK && ep->n_addrs > 1 && i < ep->n_addrs; i++)
-        r = ns_sctp_wr_param_ipv4(&w, ep->addrs[i].addr);
-    if (r == NS_SCTP_WR_OK && a->preservative_ms)
-        r = ns_sctp_wr_param_cookie_preservative(&w, a->preservative_ms);
+    for (uint8_t i = 0; ep->n_addrs > 1 && i < ep->n_addrs; i++)
+        ns_sctp_wr_param_ipv4(&w, ep->addrs[i].addr);
+    if (a->preservative_ms)
+        ns_sctp_wr_param_cookie_preservative(&w, a->preservative_ms);
     uint16_t types[1] = {NS_SCTP_ADDRTYPE_IPV4};
-    if (r == NS_SCTP_WR_OK)
-        r = ns_sctp_wr_param_supported_addr_types(&w, types, 1);
-    if (r == NS_SCTP_WR_OK)
-        r = ns_sctp_wr_end(&w);
-    if (r != NS_SCTP_WR_OK) {
+    ns_sctp_wr_param_supported_addr_types(&w, types, 1);
+    if (ns_sctp_wr_end(&w) != NS_SCTP_WR_OK) {
         ns_sctp_wr_discard(&w);
         return;
     }
@@ -55,15 +54,15 @@ bool hs_write_cookie_echo(struct ns_sctp_assoc *a, struct ns_sctp_writer *w)
         return false;
     if (a->err_unrec) {
         /* 3.2.2: reported in an ERROR after the COOKIE ECHO; if it does
-         * not fit it is simply not reported. */
-        if (ns_sctp_wr_error_begin(w) == NS_SCTP_WR_OK) {
-            if (ns_sctp_wr_cause(w, NS_SCTP_CAUSE_UNRECOGNIZED_PARAMS, a->err_unrec,
-                                 a->err_unrec_len) == NS_SCTP_WR_OK &&
-                ns_sctp_wr_end(w) == NS_SCTP_WR_OK)
-                a->stats.tx_errors++;
-            else
-                ns_sctp_wr_cancel(w);
-        }
+         * not fit it is simply not reported (an optional section: w may
+         * latch or not, this works on both). */
+        struct ns_sctp_wr_opt o;
+        ns_sctp_wr_opt_begin(w, &o);
+        ns_sctp_wr_error_begin(w);
+        ns_sctp_wr_cause(w, NS_SCTP_CAUSE_UNRECOGNIZED_PARAMS, a->err_unrec, a->err_unrec_len);
+        ns_sctp_wr_end(w);
+        if (ns_sctp_wr_opt_end(w, &o) == NS_SCTP_WR_OK)
+            a->stats.tx_errors++;
         free(a->err_unrec);
         a->err_unrec = NULL;
     }
@@ -171,7 +170,7 @@ struct ns_sctp_assoc *ns_sctp_connect(struct ns_sctp_ep *ep, const struct ns_sct
         goto out;
     }
     a->sq_ready = true;
-    a->state = NS_SCTP_COOKIE_WAIT;
+    assoc_set_state(a, NS_SCTP_COOKIE_WAIT, "5.1 A: ASSOCIATE, INIT sent");
     s->stats.active_opens++;
     send_init(a, now);
     t1_start(a, now);
@@ -212,8 +211,8 @@ static void keep_unrecognized(struct ns_sctp_assoc *a, const struct ns_sctp_init
     a->err_unrec_len = (uint16_t)total;
 }
 
-void hs_init_ack(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, struct ns_sctp_path *pa,
-                 uint64_t now)
+void hs_5_1c_init_ack(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c,
+                      struct ns_sctp_path *pa, uint64_t now)
 {
     struct ns_sctp_init_view iv;
     struct ns_sctp_init_params ip;
@@ -290,7 +289,7 @@ void hs_init_ack(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, struct 
         assoc_abort_protocol(a, NS_SCTP_CAUSE_OUT_OF_RESOURCE, NULL, 0, now);
         return;
     }
-    a->state = NS_SCTP_COOKIE_ECHOED;
+    assoc_set_state(a, NS_SCTP_COOKIE_ECHOED, "5.1 C: INIT ACK, COOKIE ECHO to send");
     a->cookie_first = true;
     a->cookie_sent_at = now;
     t1_start(a, now);
@@ -298,16 +297,16 @@ void hs_init_ack(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, struct 
      * COOKIE ECHO with whatever DATA fits. */
 }
 
-void hs_cookie_ack(struct ns_sctp_assoc *a, uint64_t now)
+void hs_5_1e_cookie_ack(struct ns_sctp_assoc *a, uint64_t now)
 {
     ns_timer_cancel(a->s->timers, &a->t1);
     free(a->cookie);
     a->cookie = NULL;
     a->cookie_first = false;
-    assoc_established(a, now);
+    assoc_established(a, "5.1 E: COOKIE ACK", now);
 }
 
-void hs_stale_cookie(struct ns_sctp_assoc *a, uint32_t staleness_us, uint64_t now)
+void hs_5_2_6_stale_cookie(struct ns_sctp_assoc *a, uint32_t staleness_us, uint64_t now)
 {
     if (++a->stale_count > a->p.max_init_retransmits) {
         assoc_close(a, NS_SCTP_EV_CANT_STR_ASSOC, NS_SCTP_R_PROTOCOL, NS_SCTP_CAUSE_STALE_COOKIE,
@@ -322,7 +321,7 @@ void hs_stale_cookie(struct ns_sctp_assoc *a, uint32_t staleness_us, uint64_t no
     a->cookie = NULL;
     a->cookie_first = false;
     a->peer_vtag = 0;
-    a->state = NS_SCTP_COOKIE_WAIT;
+    assoc_set_state(a, NS_SCTP_COOKIE_WAIT, "5.2.6: Stale Cookie, new INIT with a preservative");
     send_init(a, now);
     t1_start(a, now);
 }
@@ -438,8 +437,9 @@ void hs_init_existing(struct ns_sctp_assoc *a, const struct ns_sctp_common *hdr,
 
 /* ---- COOKIE ECHO for an existing association (5.2.4) ----------------------- */
 
-static bool restart(struct ns_sctp_assoc *a, const struct ns_sctp_cookie_tcb *tcb,
-                    const struct ns_sctp_addr *src, const struct ns_sctp_addr *dst, uint64_t now)
+static bool hs_5_2_4a_restart(struct ns_sctp_assoc *a, const struct ns_sctp_cookie_tcb *tcb,
+                              const struct ns_sctp_addr *src, const struct ns_sctp_addr *dst,
+                              uint64_t now)
 {
     struct ns_sctp *s = a->s;
     bool pd = a->rx_ready && ns_sctp_reasm_pd_active(&a->ra);
@@ -475,7 +475,7 @@ static bool restart(struct ns_sctp_assoc *a, const struct ns_sctp_cookie_tcb *tc
     }
     assoc_reset_rx(a);
     assoc_stamp_ready(a);
-    a->state = NS_SCTP_ESTABLISHED;
+    assoc_set_state(a, NS_SCTP_ESTABLISHED, "5.2.4 A: the peer restarted");
     a->rtx_path = a->primary;
     s->stats.restarts++;
     struct ns_sctp_event *e = sctp_event_new(s, a, NS_SCTP_EV_RESTART);
@@ -512,7 +512,7 @@ bool hs_cookie_existing(struct ns_sctp_assoc *a, const struct ns_sctp_common *hd
             data_output(a, now);
             return false;
         }
-        return restart(a, tcb, src, dst, now);
+        return hs_5_2_4a_restart(a, tcb, src, dst, now);
     }
     if (lt && !pt) {
         /* B: INIT collision; our tag, the peer's new one. */
@@ -543,7 +543,7 @@ bool hs_cookie_existing(struct ns_sctp_assoc *a, const struct ns_sctp_common *hd
             free(a->cookie);
             a->cookie = NULL;
             a->cookie_first = false;
-            assoc_established(a, now);
+            assoc_established(a, "5.2.4 B: COOKIE ECHO after an INIT collision", now);
         }
         /* Already established: the peer's tag stays; it gets its COOKIE ACK. */
         a->pend |= PEND_COOKIE_ACK;
@@ -558,7 +558,7 @@ bool hs_cookie_existing(struct ns_sctp_assoc *a, const struct ns_sctp_common *hd
             free(a->cookie);
             a->cookie = NULL;
             a->cookie_first = false;
-            assoc_established(a, now);
+            assoc_established(a, "5.2.4 D: COOKIE ECHO matching both tags", now);
         }
         a->pend |= PEND_COOKIE_ACK;
         return true;

@@ -68,12 +68,12 @@ void sd_progress(struct ns_sctp_assoc *a, uint64_t now)
     case NS_SCTP_ESTABLISHED:
         if (!a->shutdown_req)
             return;
-        a->state = NS_SCTP_SHUTDOWN_PENDING;
+        assoc_set_state(a, NS_SCTP_SHUTDOWN_PENDING, "9.2: SHUTDOWN requested by the user");
         /* fall through */
     case NS_SCTP_SHUTDOWN_PENDING:
         if (!all_acked(a))
             return;
-        a->state = NS_SCTP_SHUTDOWN_SENT;
+        assoc_set_state(a, NS_SCTP_SHUTDOWN_SENT, "9.2: all data acknowledged, SHUTDOWN sent");
         a->pend |= PEND_SHUTDOWN;
         t2_arm(a, now);
         ns_timer_arm(a->s->timers, &a->t5, now + 5ull * a->p.rto_max_ms * NS_MS);
@@ -82,7 +82,8 @@ void sd_progress(struct ns_sctp_assoc *a, uint64_t now)
     case NS_SCTP_SHUTDOWN_RECEIVED:
         if (!all_acked(a))
             return;
-        a->state = NS_SCTP_SHUTDOWN_ACK_SENT;
+        assoc_set_state(a, NS_SCTP_SHUTDOWN_ACK_SENT,
+                        "9.2: all data acknowledged, SHUTDOWN ACK sent");
         a->pend |= PEND_SHUTDOWN_ACK;
         t2_arm(a, now);
         data_output(a, now);
@@ -108,7 +109,7 @@ static void shutdown_event(struct ns_sctp_assoc *a)
     sctp_event_new(a->s, a, NS_SCTP_EV_SHUTDOWN);
 }
 
-void sd_rx_shutdown(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, uint64_t now)
+void sd_9_2_shutdown(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, uint64_t now)
 {
     uint32_t cum;
     if (ns_sctp_parse_shutdown(c, &cum) != NS_SCTP_V_OK) {
@@ -121,7 +122,7 @@ void sd_rx_shutdown(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, uint
         data_cum_ack(a, cum, now);
         if (a->state == NS_SCTP_CLOSED)
             return;
-        a->state = NS_SCTP_SHUTDOWN_RECEIVED;
+        assoc_set_state(a, NS_SCTP_SHUTDOWN_RECEIVED, "9.2: SHUTDOWN received");
         shutdown_event(a);
         sd_progress(a, now);
         return;
@@ -135,7 +136,8 @@ void sd_rx_shutdown(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, uint
         data_cum_ack(a, cum, now);
         if (a->state == NS_SCTP_CLOSED)
             return;
-        a->state = NS_SCTP_SHUTDOWN_ACK_SENT;
+        assoc_set_state(a, NS_SCTP_SHUTDOWN_ACK_SENT,
+                        "9.2: SHUTDOWN in SHUTDOWN-SENT (both at once)");
         a->pend &= ~(uint32_t)PEND_SHUTDOWN;
         a->pend |= PEND_SHUTDOWN_ACK;
         shutdown_event(a);
@@ -150,7 +152,7 @@ void sd_rx_shutdown(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *c, uint
     }
 }
 
-void sd_rx_shutdown_ack(struct ns_sctp_assoc *a, uint64_t now)
+void sd_9_2_shutdown_ack(struct ns_sctp_assoc *a, uint64_t now)
 {
     if (a->state != NS_SCTP_SHUTDOWN_SENT && a->state != NS_SCTP_SHUTDOWN_ACK_SENT) {
         a->stats.drop_state++;
@@ -160,15 +162,13 @@ void sd_rx_shutdown_ack(struct ns_sctp_assoc *a, uint64_t now)
     struct ns_sctp_path *pa = path_data(a);
     struct ns_sctp_writer w;
     if (assoc_wr_start(a, &w, pa)) {
-        if (ns_sctp_wr_shutdown_complete(&w, false) == NS_SCTP_WR_OK)
-            assoc_wr_send(a, &w, pa, now);
-        else
-            ns_sctp_wr_discard(&w);
+        ns_sctp_wr_shutdown_complete(&w, false);
+        assoc_wr_send(a, &w, pa, now); /* nothing if it failed */
     }
     assoc_close(a, NS_SCTP_EV_SHUTDOWN_COMPLETE, NS_SCTP_R_NONE, 0, now);
 }
 
-void sd_rx_shutdown_complete(struct ns_sctp_assoc *a, uint64_t now)
+void sd_9_2_shutdown_complete(struct ns_sctp_assoc *a, uint64_t now)
 {
     if (a->state != NS_SCTP_SHUTDOWN_ACK_SENT) {
         a->stats.drop_state++;

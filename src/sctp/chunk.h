@@ -3,6 +3,21 @@
  * TSN from RFC 3758 section 3.2; I-DATA from RFC 8260 section 2.1; Supported
  * Extensions from RFC 5061 section 4.2.7).
  *
+ * This is the one header of the codec; the code is split by job, as
+ * dcsctp's packet/ is:
+ *
+ *   chunk_reader.c   common header (3.1), the chunk chain (3.2), TLV iteration
+ *   chunk_writer.c   the packet writer: budget, bundling rules (6.10),
+ *                    padding, chunks and TLVs built piece by piece, latching
+ *   chunk_names.c    chunk type and verdict names
+ *   chunk_init.c     INIT / INIT ACK and their parameters (3.3.2, 3.3.3)
+ *   chunk_data.c     DATA (3.3.1), I-DATA, FORWARD TSN
+ *   chunk_sack.c     SACK (3.3.4)
+ *   chunk_cause.c    ABORT, ERROR and the error causes (3.3.7, 3.3.10)
+ *   chunk_control.c  HEARTBEAT (ACK), SHUTDOWN (ACK, COMPLETE), COOKIE ECHO
+ *                    / ACK (3.3.5, 3.3.6, 3.3.8, 3.3.9, 3.3.11-3.3.13)
+ *   chunk_wr.h       writer internals shared by those files (private)
+ *
  * Reading is done with bounds-checked views over a linear packet: the reader
  * validates the common header and the whole chain of chunk lengths once, then
  * hands out chunk views whose value bytes are guaranteed to be inside the
@@ -32,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/bytes.h"
 #include "core/pkt.h"
 #include "sctp/types.h"
 
@@ -221,6 +237,16 @@ enum ns_sctp_verdict ns_sctp_reader_init(struct ns_sctp_reader *r, const uint8_t
                                          uint32_t len);
 /* The next chunk, or false at the end. Cannot fail on a validated packet. */
 bool ns_sctp_reader_next(struct ns_sctp_reader *r, struct ns_sctp_chunk *c);
+/* Go back so that next() returns c again, and then the chunks after it. c
+ * must be a chunk that next() returned on this reader (one from
+ * ns_sctp_reader_init); it costs a walk over the chunks before c, none for
+ * the first. */
+void ns_sctp_reader_rewind(struct ns_sctp_reader *r, const struct ns_sctp_chunk *c);
+/* A reader over the same packet that returns c alone (one chunk, c's type
+ * the only one in types_lo): to process exactly one chunk of a packet, as
+ * 8.5.1 B/C requires for a reflected tag. c must be a chunk of r's packet. */
+void ns_sctp_reader_one(const struct ns_sctp_reader *r, const struct ns_sctp_chunk *c,
+                        struct ns_sctp_reader *out);
 /* RFC 9260 section 6.10: INIT, INIT ACK and SHUTDOWN COMPLETE must travel
  * alone. False if one of them is bundled with anything. */
 bool ns_sctp_reader_bundling_ok(const struct ns_sctp_reader *r);
@@ -385,13 +411,12 @@ static inline void ns_sctp_sack_gap(const struct ns_sctp_sack_view *s, uint16_t 
                                     uint16_t *end)
 {
     const uint8_t *g = s->gaps + 4u * i;
-    *start = (uint16_t)(g[0] << 8 | g[1]);
-    *end = (uint16_t)(g[2] << 8 | g[3]);
+    *start = ns_rd16(g);
+    *end = ns_rd16(g + 2);
 }
 static inline uint32_t ns_sctp_sack_dup(const struct ns_sctp_sack_view *s, uint16_t i)
 {
-    const uint8_t *d = s->dups + 4u * i;
-    return (uint32_t)d[0] << 24 | (uint32_t)d[1] << 16 | (uint32_t)d[2] << 8 | d[3];
+    return ns_rd32(s->dups + 4u * i);
 }
 
 /* HEARTBEAT / HEARTBEAT ACK (RFC 9260 sections 3.3.5, 3.3.6): the first
@@ -441,8 +466,8 @@ static inline void ns_sctp_fwd_tsn_stream(const struct ns_sctp_fwd_tsn_view *f, 
                                           uint16_t *sid, uint16_t *ssn)
 {
     const uint8_t *e = f->streams + 4u * i;
-    *sid = (uint16_t)(e[0] << 8 | e[1]);
-    *ssn = (uint16_t)(e[2] << 8 | e[3]);
+    *sid = ns_rd16(e);
+    *ssn = ns_rd16(e + 2);
 }
 
 /* ---- Error causes (section 3.3.10) ---------------------------------- */
@@ -468,7 +493,7 @@ struct ns_sctp_cause {
 enum ns_sctp_verdict ns_sctp_cause_parse(const struct ns_sctp_tlv *t, struct ns_sctp_cause *c);
 static inline uint16_t ns_sctp_cause_missing_type(const struct ns_sctp_cause *c, uint32_t i)
 {
-    return (uint16_t)(c->missing[2u * i] << 8 | c->missing[2u * i + 1]);
+    return ns_rd16(c->missing + 2u * i);
 }
 /* Iterate the causes of a view that parsed OK; cannot fail. */
 struct ns_sctp_cause_iter {
@@ -495,7 +520,28 @@ bool ns_sctp_cause_next(struct ns_sctp_cause_iter *ci, struct ns_sctp_cause *c);
  * COMPLETE must be alone (BUNDLE). Every chunk is padded to 4 bytes, and
  * the padding counts against the budget.
  *
- * A failed call leaves the packet as it was before the call.
+ * A failed call leaves the packet as it was before the call, and the writer
+ * remembers its first failure (ns_sctp_wr_error). What happens next depends
+ * on the writer's mode:
+ *
+ *  - Latching (ns_sctp_wr_latch after start; ngtcp2's style): the first
+ *    failure sticks. Every later call is a no-op returning it, and
+ *    ns_sctp_wr_end and ns_sctp_wr_finish report it (finish returns NULL and
+ *    changes nothing: discard). A caller writes a whole sequence and checks
+ *    once, at the end. What the RFC lets a sender leave out (a report that
+ *    does not fit) goes in an optional section, below.
+ *  - Independent (the default): each call stands alone; after a failure the
+ *    next call may still succeed, and end/finish do not look back. For
+ *    callers that fill a packet with what fits (the output routine: owed
+ *    control chunks, then DATA until the packet is full).
+ *
+ * Optional sections: the calls between ns_sctp_wr_opt_begin and
+ * ns_sctp_wr_opt_end latch (whatever the mode) and, if one of them failed,
+ * opt_end undoes everything written since opt_begin and returns that
+ * failure; the writer then goes on as if the section had never been tried
+ * (its mode and earlier error back as they were). On a latching writer that
+ * has already failed, a section writes nothing and returns the latched
+ * error. Sections nest.
  */
 
 enum ns_sctp_wr_res {
@@ -520,7 +566,9 @@ struct ns_sctp_writer {
     uint32_t copy_max; /* see NS_SCTP_WR_COPY_MAX; settable after start */
     uint32_t nchunks;
     bool has_data;
-    bool lone; /* an INIT / INIT ACK / SHUTDOWN COMPLETE is in */
+    bool lone;               /* an INIT / INIT ACK / SHUTDOWN COMPLETE is in */
+    bool latch;              /* latching mode (ns_sctp_wr_latch) */
+    enum ns_sctp_wr_res err; /* the first failure, OK if none */
     /* Open control chunk and TLV (offsets in the head), 0 if none. */
     uint32_t chunk_off;
     uint32_t tlv_off;
@@ -532,11 +580,23 @@ struct ns_sctp_writer {
 };
 
 /* Start a packet (allocates it with NS_PKT_HEADROOM headroom) and write the
- * common header. The writer is reset first: finish or discard a previous
- * packet before. The budget is rounded down to a multiple of 4; under 16 it
- * is STATE. */
+ * common header. The writer is reset first (independent mode, no error):
+ * finish or discard a previous packet before. The budget is rounded down to
+ * a multiple of 4; under 16 it is STATE. */
 enum ns_sctp_wr_res ns_sctp_wr_start(struct ns_sctp_writer *w, uint32_t budget, uint16_t src_port,
                                      uint16_t dst_port, uint32_t vtag);
+/* Latching mode from now on (see above). After a failed start the writer
+ * then answers every call with start's failure. */
+static inline void ns_sctp_wr_latch(struct ns_sctp_writer *w)
+{
+    w->latch = true;
+}
+/* The first failure since start (or since the opt_begin of the section
+ * being written), OK if none. */
+static inline enum ns_sctp_wr_res ns_sctp_wr_error(const struct ns_sctp_writer *w)
+{
+    return w->err;
+}
 /* Bytes still free in the budget. */
 uint32_t ns_sctp_wr_room(const struct ns_sctp_writer *w);
 /* The largest DATA payload that still fits (0 if none). */
@@ -544,17 +604,31 @@ uint32_t ns_sctp_wr_data_room(const struct ns_sctp_writer *w);
 /* Pad, fill the checksum and hand over the packet (the writer is empty
  * afterwards). NULL if no chunk was written (the packet is freed), if no
  * packet was started, or if a chunk is still open (then nothing changes:
- * end or cancel it and finish again). */
+ * end or cancel it and finish again); for a latching writer also if a call
+ * failed (nothing changes: ns_sctp_wr_error says why; discard). */
 struct ns_pkt *ns_sctp_wr_finish(struct ns_sctp_writer *w);
 /* Drop the packet being built. Safe on an empty writer. */
 void ns_sctp_wr_discard(struct ns_sctp_writer *w);
+
+/* An optional section (see above): opt_begin fills o, opt_end takes it
+ * back and returns OK or the section's failure. A section spans calls on
+ * one packet (between start and finish/discard). */
+struct ns_sctp_wr_opt {
+    uint32_t len, used, nchunks, chunk_off, tlv_off, side_used, side_flushed, frag_len;
+    uint8_t nfrags, tlv_pad;
+    bool has_data, lone, latch;
+    enum ns_sctp_wr_res err;
+};
+void ns_sctp_wr_opt_begin(struct ns_sctp_writer *w, struct ns_sctp_wr_opt *o);
+enum ns_sctp_wr_res ns_sctp_wr_opt_end(struct ns_sctp_writer *w, const struct ns_sctp_wr_opt *o);
 
 /* A whole control chunk with an opaque value. */
 enum ns_sctp_wr_res ns_sctp_wr_chunk(struct ns_sctp_writer *w, uint8_t type, uint8_t flags,
                                      const void *value, uint32_t vlen);
 
 /* Chunks built piece by piece: begin, append, end (sets the length and
- * pads). Cancel drops the open chunk. */
+ * pads). Cancel drops the open chunk (a latched error stays: an optional
+ * section is the way to take a failure back). */
 enum ns_sctp_wr_res ns_sctp_wr_begin(struct ns_sctp_writer *w, uint8_t type, uint8_t flags);
 enum ns_sctp_wr_res ns_sctp_wr_bytes(struct ns_sctp_writer *w, const void *b, uint32_t len);
 enum ns_sctp_wr_res ns_sctp_wr_u16(struct ns_sctp_writer *w, uint16_t v);

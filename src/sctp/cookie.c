@@ -2,6 +2,8 @@
  * section 3.3.10.3 for the staleness measure). Layout in cookie.h. */
 #include "sctp/cookie.h"
 
+#include "core/bytes.h"
+
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -9,46 +11,18 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-    put16(p, (uint16_t)(v >> 16));
-    put16(p + 2, (uint16_t)v);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    put32(p, (uint32_t)(v >> 32));
-    put32(p + 4, (uint32_t)v);
-}
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
-
 static void put_addr(uint8_t *p, const struct ns_sctp_addr *a)
 {
     p[0] = a->family;
     p[1] = 0;
-    put16(p + 2, a->port);
-    put32(p + 4, a->addr);
+    ns_wr16(p + 2, a->port);
+    ns_wr32(p + 4, a->addr);
 }
 static void get_addr(const uint8_t *p, struct ns_sctp_addr *a)
 {
     a->family = p[0];
-    a->port = get16(p + 2);
-    a->addr = get32(p + 4);
+    a->port = ns_rd16(p + 2);
+    a->addr = ns_rd32(p + 4);
 }
 
 static bool openssl_rand(void *ctx, uint8_t *out, size_t len)
@@ -125,23 +99,23 @@ size_t ns_sctp_cookie_build(struct ns_sctp_cookie_ctx *cx, const struct ns_sctp_
     uint8_t *p = out;
     p[0] = NS_SCTP_COOKIE_VERSION;
     p[1] = t->n_addrs;
-    put16(p + 2, t->flags);
-    put64(p + 4, now);
-    put32(p + 12, t->lifetime_ms);
-    put32(p + 16, t->peer_tag);
-    put32(p + 20, t->peer_a_rwnd);
-    put32(p + 24, t->peer_initial_tsn);
-    put16(p + 28, t->peer_os);
-    put16(p + 30, t->peer_mis);
-    put32(p + 32, t->local_tag);
-    put32(p + 36, t->local_initial_tsn);
-    put16(p + 40, t->local_os);
-    put16(p + 42, t->local_mis);
-    put32(p + 44, t->local_a_rwnd);
-    put32(p + 48, t->local_tie_tag);
-    put32(p + 52, t->peer_tie_tag);
-    put16(p + 56, t->local_port);
-    put16(p + 58, t->peer_port);
+    ns_wr16(p + 2, t->flags);
+    ns_wr64(p + 4, now);
+    ns_wr32(p + 12, t->lifetime_ms);
+    ns_wr32(p + 16, t->peer_tag);
+    ns_wr32(p + 20, t->peer_a_rwnd);
+    ns_wr32(p + 24, t->peer_initial_tsn);
+    ns_wr16(p + 28, t->peer_os);
+    ns_wr16(p + 30, t->peer_mis);
+    ns_wr32(p + 32, t->local_tag);
+    ns_wr32(p + 36, t->local_initial_tsn);
+    ns_wr16(p + 40, t->local_os);
+    ns_wr16(p + 42, t->local_mis);
+    ns_wr32(p + 44, t->local_a_rwnd);
+    ns_wr32(p + 48, t->local_tie_tag);
+    ns_wr32(p + 52, t->peer_tie_tag);
+    ns_wr16(p + 56, t->local_port);
+    ns_wr16(p + 58, t->peer_port);
     put_addr(p + 60, &t->src);
     for (uint8_t i = 0; i < t->n_addrs; i++)
         put_addr(p + NS_SCTP_COOKIE_BODY_FIXED + 8u * i, &t->addrs[i]);
@@ -178,23 +152,23 @@ enum ns_sctp_cookie_res ns_sctp_cookie_verify(struct ns_sctp_cookie_ctx *cx, con
 
     memset(t, 0, sizeof(*t));
     t->n_addrs = c[1];
-    t->flags = get16(c + 2);
-    t->created_us = get64(c + 4);
-    t->lifetime_ms = get32(c + 12);
-    t->peer_tag = get32(c + 16);
-    t->peer_a_rwnd = get32(c + 20);
-    t->peer_initial_tsn = get32(c + 24);
-    t->peer_os = get16(c + 28);
-    t->peer_mis = get16(c + 30);
-    t->local_tag = get32(c + 32);
-    t->local_initial_tsn = get32(c + 36);
-    t->local_os = get16(c + 40);
-    t->local_mis = get16(c + 42);
-    t->local_a_rwnd = get32(c + 44);
-    t->local_tie_tag = get32(c + 48);
-    t->peer_tie_tag = get32(c + 52);
-    t->local_port = get16(c + 56);
-    t->peer_port = get16(c + 58);
+    t->flags = ns_rd16(c + 2);
+    t->created_us = ns_rd64(c + 4);
+    t->lifetime_ms = ns_rd32(c + 12);
+    t->peer_tag = ns_rd32(c + 16);
+    t->peer_a_rwnd = ns_rd32(c + 20);
+    t->peer_initial_tsn = ns_rd32(c + 24);
+    t->peer_os = ns_rd16(c + 28);
+    t->peer_mis = ns_rd16(c + 30);
+    t->local_tag = ns_rd32(c + 32);
+    t->local_initial_tsn = ns_rd32(c + 36);
+    t->local_os = ns_rd16(c + 40);
+    t->local_mis = ns_rd16(c + 42);
+    t->local_a_rwnd = ns_rd32(c + 44);
+    t->local_tie_tag = ns_rd32(c + 48);
+    t->peer_tie_tag = ns_rd32(c + 52);
+    t->local_port = ns_rd16(c + 56);
+    t->peer_port = ns_rd16(c + 58);
     get_addr(c + 60, &t->src);
     for (uint8_t i = 0; i < t->n_addrs; i++)
         get_addr(c + NS_SCTP_COOKIE_BODY_FIXED + 8u * i, &t->addrs[i]);

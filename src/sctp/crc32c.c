@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "core/bytes.h"
 #include "core/pkt.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -384,18 +385,13 @@ static const uint32_t crc_tab[8][256] = {
 };
 /* clang-format on */
 
-static inline uint32_t le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 uint32_t ns_crc32c_sw(uint32_t crc, const void *buf, size_t len)
 {
     const uint8_t *p = buf;
     uint32_t c = ~crc;
     while (len >= 8) {
-        uint32_t lo = le32(p) ^ c;
-        uint32_t hi = le32(p + 4);
+        uint32_t lo = ns_rd32le(p) ^ c;
+        uint32_t hi = ns_rd32le(p + 4);
         c = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^ crc_tab[5][(lo >> 16) & 0xff] ^
             crc_tab[4][lo >> 24] ^ crc_tab[3][hi & 0xff] ^ crc_tab[2][(hi >> 8) & 0xff] ^
             crc_tab[1][(hi >> 16) & 0xff] ^ crc_tab[0][hi >> 24];
@@ -506,11 +502,7 @@ bool ns_sctp_checksum_fill(struct ns_pkt *p)
     if (p->len < 12)
         return false;
     uint32_t c = ns_sctp_checksum_pkt(p);
-    uint8_t *f = p->data + NS_SCTP_CSUM_OFF;
-    f[0] = (uint8_t)c;
-    f[1] = (uint8_t)(c >> 8);
-    f[2] = (uint8_t)(c >> 16);
-    f[3] = (uint8_t)(c >> 24);
+    ns_wr32le(p->data + NS_SCTP_CSUM_OFF, c);
     return true;
 }
 
@@ -519,12 +511,12 @@ bool ns_sctp_checksum_verify(const struct ns_pkt *p)
     uint8_t f[4];
     if (!ns_pkt_copy_out(p, NS_SCTP_CSUM_OFF, f, 4))
         return false;
-    return le32(f) == ns_sctp_checksum_pkt(p);
+    return ns_rd32le(f) == ns_sctp_checksum_pkt(p);
 }
 
 bool ns_sctp_checksum_verify_buf(const void *pkt, size_t len)
 {
     if (len < 12)
         return false;
-    return le32((const uint8_t *)pkt + NS_SCTP_CSUM_OFF) == ns_sctp_checksum(pkt, len);
+    return ns_rd32le((const uint8_t *)pkt + NS_SCTP_CSUM_OFF) == ns_sctp_checksum(pkt, len);
 }

@@ -246,20 +246,23 @@ void ep_send_init_ack(struct ns_sctp *s, struct ns_sctp_ep *ep, const struct ns_
         s->stats.nomem++;
         return;
     }
-    enum ns_sctp_wr_res r =
-        ns_sctp_wr_init_begin(&w, true, tcb.local_tag, tcb.local_a_rwnd, tcb.local_os,
-                              tcb.local_mis, tcb.local_initial_tsn);
+    ns_sctp_wr_latch(&w);
+    ns_sctp_wr_init_begin(&w, true, tcb.local_tag, tcb.local_a_rwnd, tcb.local_os, tcb.local_mis,
+                          tcb.local_initial_tsn);
     /* With one address the packet's source says it all (and survives NAT). */
-    for (uint8_t i = 0; r == NS_SCTP_WR_OK && ep->n_addrs > 1 && i < ep->n_addrs; i++)
-        r = ns_sctp_wr_param_ipv4(&w, ep->addrs[i].addr);
-    if (r == NS_SCTP_WR_OK)
-        r = ns_sctp_wr_param_cookie(&w, cookie, (uint16_t)clen);
+    for (uint8_t i = 0; ep->n_addrs > 1 && i < ep->n_addrs; i++)
+        ns_sctp_wr_param_ipv4(&w, ep->addrs[i].addr);
+    ns_sctp_wr_param_cookie(&w, cookie, (uint16_t)clen);
     /* Report what the INIT asked us to (3.2.2); what does not fit is left
-     * out rather than failing the handshake. */
-    for (uint8_t i = 0; r == NS_SCTP_WR_OK && i < ip->n_unrec; i++)
-        (void)ns_sctp_wr_param_unrecognized(&w, ip->unrec[i].raw, ip->unrec[i].len);
+     * out rather than failing the handshake: each report is optional. */
+    for (uint8_t i = 0; i < ip->n_unrec; i++) {
+        struct ns_sctp_wr_opt o;
+        ns_sctp_wr_opt_begin(&w, &o);
+        ns_sctp_wr_param_unrecognized(&w, ip->unrec[i].raw, ip->unrec[i].len);
+        ns_sctp_wr_opt_end(&w, &o);
+    }
     struct ns_pkt *p = NULL;
-    if (r == NS_SCTP_WR_OK && ns_sctp_wr_end(&w) == NS_SCTP_WR_OK)
+    if (ns_sctp_wr_end(&w) == NS_SCTP_WR_OK)
         p = ns_sctp_wr_finish(&w);
     if (!p) {
         ns_sctp_wr_discard(&w);
@@ -361,7 +364,7 @@ void ep_cookie_echo(struct ns_sctp *s, struct ns_sctp_ep *ep, struct ns_sctp_rea
     a->stats.rx_packets++;
     a->stats.rx_chunks++;
     a->pend |= PEND_COOKIE_ACK;
-    assoc_established(a, now);
+    assoc_established(a, "5.1 D: valid COOKIE ECHO, new TCB", now);
     struct ns_sctp_path *np = path_find(a, src);
     assoc_process(a, r, np ? np : &a->paths[a->primary], now);
 }

@@ -22,16 +22,6 @@
  */
 #include "sctp/assoc.h"
 
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* Offsets in the quoted packet: common header, then the first chunk's
  * type (12) and, for an INIT, its initiate tag (16). */
 #define Q_CHUNK_TYPE 12
@@ -40,14 +30,14 @@ static uint32_t rd32(const uint8_t *p)
 
 static bool quote_is_ours(const struct ns_sctp_assoc *a, const uint8_t *q, uint32_t len)
 {
-    uint32_t vtag = rd32(q + 4);
+    uint32_t vtag = ns_rd32(q + 4);
     if (vtag)
         return a->peer_vtag != 0 && vtag == a->peer_vtag;
     /* Tag 0 is only ever an INIT; once the peer's tag is known, later
      * packets carry it, so a zero-tag quote can only be about the
      * handshake still waiting for the INIT ACK. */
     return a->state == NS_SCTP_COOKIE_WAIT && len >= Q_INIT_LEN &&
-           q[Q_CHUNK_TYPE] == NS_SCTP_CT_INIT && rd32(q + Q_INIT_TAG) == a->my_vtag;
+           q[Q_CHUNK_TYPE] == NS_SCTP_CT_INIT && ns_rd32(q + Q_INIT_TAG) == a->my_vtag;
 }
 
 enum ns_sctp_icmp_verdict ns_sctp_icmp_error(struct ns_sctp *s, const struct ns_sctp_addr *peer,
@@ -58,7 +48,7 @@ enum ns_sctp_icmp_verdict ns_sctp_icmp_error(struct ns_sctp *s, const struct ns_
     if (len < 8 || !sctp)
         return NS_SCTP_ICMP_NO_ASSOC;
     /* The quote is a packet we sent: its source port is ours. */
-    struct ns_sctp_path *pa = sctp_path_lookup(s, rd16(sctp), rd16(sctp + 2), peer);
+    struct ns_sctp_path *pa = sctp_path_lookup(s, ns_rd16(sctp), ns_rd16(sctp + 2), peer);
     if (!pa || pa->a->state == NS_SCTP_CLOSED)
         return NS_SCTP_ICMP_NO_ASSOC;
     struct ns_sctp_assoc *a = pa->a;

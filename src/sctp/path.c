@@ -14,27 +14,6 @@
 #define HB_INFO_LEN 28
 #define HB_VERSION  1
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    put32(p, (uint32_t)(v >> 32));
-    put32(p + 4, (uint32_t)v);
-}
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
-
 static void hb_fire(struct ns_timer *t, uint64_t now);
 
 struct ns_sctp_path *path_find(struct ns_sctp_assoc *a, const struct ns_sctp_addr *peer)
@@ -202,11 +181,10 @@ static void send_hb(struct ns_sctp_assoc *a, struct ns_sctp_path *pa, uint64_t n
     info[0] = HB_VERSION;
     info[1] = pa->idx;
     info[2] = pa->addr.family;
-    info[4] = (uint8_t)(pa->addr.port >> 8);
-    info[5] = (uint8_t)pa->addr.port;
-    put32(info + 8, pa->addr.addr);
-    put64(info + 12, pa->hb_nonce);
-    put64(info + 20, now);
+    ns_wr16(info + 4, pa->addr.port);
+    ns_wr32(info + 8, pa->addr.addr);
+    ns_wr64(info + 12, pa->hb_nonce);
+    ns_wr64(info + 20, now);
     struct ns_sctp_writer w;
     if (!assoc_wr_start(a, &w, pa))
         return;
@@ -284,9 +262,8 @@ void path_rx_heartbeat_ack(struct ns_sctp_assoc *a, const struct ns_sctp_chunk *
         return;
     }
     struct ns_sctp_path *pa = &a->paths[h.info[1]];
-    struct ns_sctp_addr addr = {h.info[2], (uint16_t)(h.info[4] << 8 | h.info[5]),
-                                get32(h.info + 8)};
-    uint64_t nonce = get64(h.info + 12), sent = get64(h.info + 20);
+    struct ns_sctp_addr addr = {h.info[2], ns_rd16(h.info + 4), ns_rd32(h.info + 8)};
+    uint64_t nonce = ns_rd64(h.info + 12), sent = ns_rd64(h.info + 20);
     /* The port is left out: the path's encapsulation port may have moved
      * (RFC 6951 5.4) while the HEARTBEAT was out. */
     if (!ns_sctp_addr_same(&addr, &pa->addr) || !pa->hb_outstanding || nonce != pa->hb_nonce ||

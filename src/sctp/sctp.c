@@ -162,6 +162,8 @@ void sctp_leave(struct ns_sctp *s, uint64_t now)
         assoc_destroy(a);
     }
     s->depth = 0;
+    /* Debug builds: everything at rest must be consistent (assoc_state.c). */
+    sctp_check(s);
 }
 
 /* ---- Output ---------------------------------------------------------- */
@@ -185,12 +187,15 @@ void sctp_send_lone(struct ns_sctp *s, uint16_t sport, uint16_t dport, uint32_t 
         s->stats.nomem++;
         return;
     }
-    if (ns_sctp_wr_begin(&w, type, flags) != NS_SCTP_WR_OK) {
-        ns_sctp_wr_discard(&w);
-        return;
-    }
-    if (fn)
+    ns_sctp_wr_latch(&w);
+    ns_sctp_wr_begin(&w, type, flags);
+    if (fn) {
+        /* Causes that do not fit are left out; the chunk still goes. */
+        struct ns_sctp_wr_opt o;
+        ns_sctp_wr_opt_begin(&w, &o);
         fn(&w, arg);
+        ns_sctp_wr_opt_end(&w, &o);
+    }
     struct ns_pkt *p = ns_sctp_wr_end(&w) == NS_SCTP_WR_OK ? ns_sctp_wr_finish(&w) : NULL;
     if (!p) {
         ns_sctp_wr_discard(&w);
@@ -462,8 +467,7 @@ static void assoc_input(struct ns_sctp *s, struct ns_sctp_reader *r, const struc
     if (t & (1ull << NS_SCTP_CT_SHUTDOWN_ACK) &&
         (a->state == NS_SCTP_COOKIE_WAIT || a->state == NS_SCTP_COOKIE_ECHOED)) {
         /* 8.5.1 E: as if out of the blue. */
-        r->off = f->off;
-        r->idx--;
+        ns_sctp_reader_rewind(r, f);
         ootb(s, r, src, dst, now);
         return;
     }
@@ -483,13 +487,9 @@ static void assoc_input(struct ns_sctp *s, struct ns_sctp_reader *r, const struc
         }
         path_learn_port(pa, src);
         if (tbit) {
-            /* Only the reflected chunk is trusted. */
-            struct ns_sctp_reader one = it;
-            one.off = c.off;
-            one.idx = 0;
-            one.nchunks = 1;
-            /* Re-read exactly that chunk: position the reader at it and
-             * let assoc_process stop after it. */
+            /* Only the reflected chunk is trusted: process exactly it. */
+            struct ns_sctp_reader one;
+            ns_sctp_reader_one(r, &c, &one);
             assoc_process(a, &one, pa, now);
             return;
         }
@@ -502,8 +502,7 @@ static void assoc_input(struct ns_sctp *s, struct ns_sctp_reader *r, const struc
     path_learn_port(pa, src);
     pa->local = *dst;
     /* f was consumed by the caller: rewind so assoc_process sees it. */
-    r->off = f->off;
-    r->idx--;
+    ns_sctp_reader_rewind(r, f);
     assoc_process(a, r, pa, now);
 }
 
@@ -602,8 +601,7 @@ void ns_sctp_input(struct ns_sctp *s, struct ns_pkt *p, const struct ns_sctp_add
     }
     if (!ep)
         s->stats.rx_no_endpoint++;
-    r.off = f.off;
-    r.idx--;
+    ns_sctp_reader_rewind(&r, &f);
     ootb(s, &r, src, dst, now);
 out:
     s->rx_buf = NULL;

@@ -183,7 +183,8 @@ struct ns_sctp_ops {
     X(cant_start)                /* CANT_STR_ASSOC events */                                       \
     X(shutdowns)                 /* SHUTDOWN_COMPLETE events */                                    \
     X(events)                    /* events delivered */                                            \
-    X(nomem)                     /* allocation failures */
+    X(nomem)                     /* allocation failures */                                         \
+    X(state_changes)             /* association state transitions (all associations) */
 
 struct ns_sctp_stats {
     NS_SCTP_COUNTERS(NS_CTR_FIELD)
@@ -223,7 +224,8 @@ struct ns_sctp_stats {
     X(drop_bad_hb_ack)    /* HEARTBEAT ACKs with unknown path or nonce */                          \
     X(tx_errors)          /* ERROR chunks sent */                                                  \
     X(rx_errors)          /* ERROR chunks received */                                              \
-    X(encap_port_changes) /* a path's UDP encapsulation port followed the peer (RFC 6951 5.4) */
+    X(encap_port_changes) /* a path's UDP encapsulation port followed the peer (RFC 6951 5.4) */   \
+    X(state_changes)      /* state transitions (RFC 9260 section 4) */
 
 struct ns_sctp_assoc_stats {
     NS_SCTP_ASSOC_COUNTERS(NS_CTR_FIELD)

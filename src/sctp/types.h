@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/pkt.h"
+#include "nstack/types.h"
 
 /* Serial number arithmetic for 32-bit TSNs and 16-bit SSNs (RFC 1982). */
 static inline bool ns_tsn_lt(uint32_t a, uint32_t b)
@@ -28,22 +29,10 @@ static inline bool ns_ssn_lt(uint16_t a, uint16_t b)
     return (int16_t)(uint16_t)(a - b) < 0;
 }
 
-/* A transport address of a path. For SCTP over IPv4 `addr` is the IPv4
- * address (host order) and `port` 0; over UDP encapsulation (RFC 6951)
- * `port` is the peer's UDP encapsulation port; an application-supplied
- * transport may use `addr` as an opaque handle.
- *
- * Identity: a path is its family and address. The encapsulation port is a
- * property of the path, not part of its name: RFC 6951 section 5.4 makes
- * it follow the UDP source port of the last verified packet received on
- * the path (a NAT may rebind it), so lookups (associations, paths, ICMP)
- * use ns_sctp_addr_same and never ns_sctp_addr_eq. */
-struct ns_sctp_addr {
-    uint8_t family; /* NS_SCTP_AF_INET4 (the only one for now) */
-    uint16_t port;
-    uint32_t addr;
-};
-#define NS_SCTP_AF_INET4 4
+/* struct ns_sctp_addr (nstack/types.h) is a transport address of a path.
+ * Its identity is family and address: the encapsulation port follows the
+ * peer (RFC 6951 5.4), so lookups (associations, paths, ICMP) use
+ * ns_sctp_addr_same and never ns_sctp_addr_eq. */
 
 /* The same transport address (port ignored: see above). */
 static inline bool ns_sctp_addr_same(const struct ns_sctp_addr *a, const struct ns_sctp_addr *b)

@@ -2,7 +2,7 @@
  * engine (RFC 9260) and its timers, fed by an epoll loop over an eventfd
  * (requests from application threads), a timerfd armed at the engine's next
  * deadline, and fds the embedder registers (devices). It is the only thread
- * that calls into the engine; the socket layer (sock.c) hands work to it
+ * that calls into the engine; the socket layer (sock_*.c) hands work to it
  * through the request queue below. This file reads the clock: it is the
  * embedder of the sans-I/O engine, not protocol code.
  */
@@ -408,12 +408,10 @@ struct ns_rt *ns_rt_new_stack(struct ns_stack *s, bool rcvq_lock)
     rt->sctp = &s->sctp;
     rt->tm = &s->timers;
     rt->params = s->sctp.p;
-    s->hooks.sctp_event = rt_event;
-    s->hooks.sctp_ctx = rt;
+    ns_stack_set_sctp_event(s, rt_event, rt);
     if (rt_start(rt) != 0) {
         int err = errno;
-        s->hooks.sctp_event = NULL;
-        s->hooks.sctp_ctx = NULL;
+        ns_stack_set_sctp_event(s, NULL, NULL);
         rt_release(rt);
         errno = err;
         return NULL;
@@ -462,8 +460,7 @@ void ns_rt_free(struct ns_rt *rt)
         free(w);
     }
     if (rt->stack) {
-        rt->stack->hooks.sctp_event = NULL;
-        rt->stack->hooks.sctp_ctx = NULL;
+        ns_stack_set_sctp_event(rt->stack, NULL, NULL);
     }
     rt_release(rt);
 }

@@ -1,6 +1,7 @@
 /* Internals of the socket layer (include/nstack/socket.h is the API): the
  * runtime, sockets and the hand-offs between application threads and the
- * stack thread. See the locking model at the top of sock.c. */
+ * stack thread. See the locking model at the top of sock_internal.h, which
+ * also lists the files of the socket layer. */
 #ifndef NS_SOCKET_SOCK_H
 #define NS_SOCKET_SOCK_H
 
@@ -182,10 +183,11 @@ bool ns_rt_on_thread(const struct ns_rt *rt);
 void ns_rt_give_back(struct ns_rt *rt, struct ns_sctp_rmsgq *q);
 
 /* Tests: own (lock_sock) or release the socket from the calling thread, as
- * a reader stuck in recvmsg would. 0 or -1/EBADF. */
+ * a reader stuck in recvmsg would. 0 or -1/EBADF. (sock_recv.c) */
 int ns_sock_debug_own(struct ns_rt *rt, int sd, bool own);
 
-/* sock.c, stack thread side */
+/* Stack thread side: sock_deliver.c (events, consumed messages) and
+ * sock_table.c (teardown). */
 void ns_sock_on_event(struct ns_rt *rt, const struct ns_sctp_event *ev, uint64_t now);
 void ns_sock_free_msgs(struct ns_rt *rt, struct ns_sctp_rmsgq *q, uint64_t now);
 void ns_sock_rt_teardown(struct ns_rt *rt);

@@ -147,7 +147,7 @@ static void glue_event(void *ctx, const struct ns_sctp_event *ev, uint64_t now)
          (ev->type == NS_SCTP_EV_PEER_ADDR_CHANGE && ev->addr_state == NS_SCTP_ADDR_AVAILABLE)))
         sync_assoc_pmtu(s, ev->assoc, now);
     if (s->hooks.sctp_event)
-        s->hooks.sctp_event(s->hooks.sctp_ctx ? s->hooks.sctp_ctx : s->hooks.ctx, ev, now);
+        s->hooks.sctp_event(s->hooks.sctp_ctx, ev, now);
 }
 
 int ns_stack_sctp_init(struct ns_stack *s, bool replayable, uint64_t now)

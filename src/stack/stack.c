@@ -12,14 +12,51 @@ static void stack_tx_ready(void *ctx, struct ns_iface *ifc)
 {
     struct ns_stack *s = ctx;
     if (s->hooks.tx_ready)
-        s->hooks.tx_ready(s->hooks.ctx, ifc);
+        s->hooks.tx_ready(s->hooks.tx_ctx, ifc->index);
 }
 
 static void stack_icmp_event(void *ctx, const struct ns_icmp_event *ev, uint64_t now)
 {
     struct ns_stack *s = ctx;
     if (s->hooks.icmp_event)
-        s->hooks.icmp_event(s->hooks.ctx, ev, now);
+        s->hooks.icmp_event(s->hooks.icmp_ctx, ev, now);
+}
+
+void ns_stack_set_tx_ready(struct ns_stack *s, ns_stack_tx_ready_fn fn, void *ctx)
+{
+    s->hooks.tx_ready = fn;
+    s->hooks.tx_ctx = ctx;
+}
+
+void ns_stack_set_icmp_event(struct ns_stack *s, ns_stack_icmp_event_fn fn, void *ctx)
+{
+    s->hooks.icmp_event = fn;
+    s->hooks.icmp_ctx = ctx;
+}
+
+void ns_stack_set_sctp_event(struct ns_stack *s,
+                             void (*fn)(void *ctx, const struct ns_sctp_event *ev, uint64_t now),
+                             void *ctx)
+{
+    s->hooks.sctp_event = fn;
+    s->hooks.sctp_ctx = ctx;
+}
+
+int ns_stack_ping(struct ns_stack *s, uint32_t dst, uint16_t id, uint16_t seq, uint32_t size,
+                  uint8_t ttl, uint64_t now)
+{
+    return ns_icmp_echo_send(&s->ip, dst, id, seq, size, ttl, now);
+}
+
+int ns_stack_ifindex(struct ns_stack *s, const char *name)
+{
+    struct ns_iface *ifc = ns_link_iface_by_name(&s->link, name);
+    return ifc ? (int)ifc->index : -ENODEV;
+}
+
+uint64_t ns_stack_next_deadline(const struct ns_stack *s)
+{
+    return ns_timers_next(&s->timers);
 }
 
 struct ns_stack *ns_stack_new(const struct ns_stack_config *cfg, uint64_t now)

@@ -25,23 +25,24 @@
 #include "link/iface.h"
 #include "link/neigh.h"
 #include "sctp/sctp.h"
+#include "nstack/stack.h"
 #include "stack/params.h"
 
+/* The embedder's hooks, each with its context (set with the
+ * ns_stack_set_* functions). */
 struct ns_stack_hooks {
-    /* Echo replies and errors for the embedder's echo requests (ping). */
-    void (*icmp_event)(void *ctx, const struct ns_icmp_event *ev, uint64_t now);
-    /* Something was queued on an interface's txq (wake the device writer). */
-    void (*tx_ready)(void *ctx, struct ns_iface *ifc);
+    ns_stack_icmp_event_fn icmp_event;
+    void *icmp_ctx;
+    ns_stack_tx_ready_fn tx_ready;
+    void *tx_ctx;
     /* SCTP association events (sctp/sctp.h), delivered after the stack's
-     * own handling (PMTU of new paths). Called with sctp_ctx, or with ctx
-     * when sctp_ctx is NULL. Same rules as ns_sctp_ops.event: it may call
-     * any ns_sctp_* function. */
+     * own handling (PMTU of new paths). Same rules as ns_sctp_ops.event: it
+     * may call any ns_sctp_* function. */
     void (*sctp_event)(void *ctx, const struct ns_sctp_event *ev, uint64_t now);
-    void *ctx;
     void *sctp_ctx;
     /* Hosted mode (see ns_stack_sctp_hosted): SCTP packets for
-     * UDP-encapsulated paths go here (ctx sctp_udp_ctx, e.g. a host UDP
-     * socket's ns_udp_host_output) instead of nstack's own UDP. Takes p. */
+     * UDP-encapsulated paths go here (e.g. a host UDP socket's
+     * ns_udp_host_output) instead of nstack's own UDP. Takes p. */
     void (*sctp_udp_output)(void *ctx, struct ns_pkt *p, const struct ns_sctp_addr *src,
                             const struct ns_sctp_addr *dst, uint64_t now);
     void *sctp_udp_ctx;
@@ -138,43 +139,12 @@ struct ns_stack {
     struct ns_stack_gauges gauges; /* refreshed by ns_stack_counters */
 };
 
-struct ns_stack_config {
-    uint64_t seed;                  /* random source; 0 = from the OS */
-    const struct ns_params *params; /* NULL = Linux defaults */
-};
-
-struct ns_stack *ns_stack_new(const struct ns_stack_config *cfg, uint64_t now);
-void ns_stack_free(struct ns_stack *s);
-
-/* Interfaces. Returns the new ifindex, or -errno. */
-int ns_stack_add_iface(struct ns_stack *s, const char *name, const struct ns_mac *mac,
-                       uint32_t mtu);
+/* The interface structures (internal; the public API speaks ifindex). */
 struct ns_iface *ns_stack_iface(struct ns_stack *s, uint32_t ifindex);
 struct ns_iface *ns_stack_iface_by_name(struct ns_stack *s, const char *name);
-/* Assign an address; with the interface up this announces it (gratuitous ARP). */
-int ns_stack_set_addr(struct ns_stack *s, uint32_t ifindex, uint32_t addr, uint8_t plen,
-                      uint64_t now);
-int ns_stack_set_gateway(struct ns_stack *s, uint32_t gw);
-int ns_stack_iface_up(struct ns_stack *s, uint32_t ifindex, uint64_t now);
 /* The interface whose address is addr, or NULL. */
 struct ns_iface *ns_stack_iface_by_addr(struct ns_stack *s, uint32_t addr);
 
-/* A received Ethernet frame. The bytes are copied. */
-void ns_stack_input(struct ns_stack *s, uint32_t ifindex, const void *frame, uint32_t len,
-                    uint64_t now);
-/* The same, handing over a packet whose data starts at the Ethernet header. */
-void ns_stack_input_pkt(struct ns_stack *s, uint32_t ifindex, struct ns_pkt *pkt, uint64_t now);
-/* Run due timers; returns the next deadline (NS_TIME_NEVER if none). */
-uint64_t ns_stack_poll(struct ns_stack *s, uint64_t now);
-static inline uint64_t ns_stack_next_deadline(const struct ns_stack *s)
-{
-    return ns_timers_next(&s->timers);
-}
-/* The next frame to transmit on ifindex, or NULL. The caller frees it. */
-struct ns_pkt *ns_stack_tx_pop(struct ns_stack *s, uint32_t ifindex);
-
-/* Counters, in the order `nstack stats` prints them. */
-size_t ns_stack_counters(struct ns_stack *s, struct ns_ctr_group *out, size_t max);
 
 /* ---- SCTP over IPv4 (stack/sctp_glue.c) ----------------------------
  * s->sctp is the engine instance: use the ns_sctp_* API on it (endpoints,
@@ -260,19 +230,9 @@ void ns_stack_sctp_icmp_error_port(struct ns_stack *s, uint32_t src, uint32_t ds
                                    uint16_t encap_port, const uint8_t *l4, uint32_t l4_len,
                                    uint8_t type, uint8_t code, uint32_t mtu, uint64_t now);
 
-/* Tunables by `nstack sysctl` key. */
-struct ns_sysctl_info {
-    const char *key;
-    uint32_t min, max;
-    const char *help;
-};
-int ns_sysctl_get(struct ns_stack *s, const char *key, uint32_t *val);
-/* -ENOENT unknown key, -ERANGE outside [min, max], -EINVAL in range but
- * in conflict with another key (sctp.rto_min_ms > sctp.rto_max_ms) or
- * fixed (sctp.udp_port in hosted mode); sctp.udp_port: the bind's error
- * (-EADDRINUSE...), the old port kept. */
-int ns_sysctl_set(struct ns_stack *s, const char *key, uint32_t val, uint64_t now);
-/* The i-th tunable, NULL past the end. */
-const struct ns_sysctl_info *ns_sysctl_at(size_t i);
+/* The SCTP event hook (internal: the socket runtime and tests use it). */
+void ns_stack_set_sctp_event(struct ns_stack *s,
+                             void (*fn)(void *ctx, const struct ns_sctp_event *ev, uint64_t now),
+                             void *ctx);
 
 #endif

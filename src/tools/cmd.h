@@ -59,7 +59,7 @@ struct ns_cmd_env {
     struct ns_cmd_stats stats;
 };
 
-/* Takes over s->hooks.icmp_event (ping replies and errors). */
+/* Takes over the stack's ICMP event hook (ping replies and errors). */
 void ns_cmd_env_init(struct ns_cmd_env *env, struct ns_stack *s, uint16_t first_ping_id);
 /* Stops services and any command still running (without calling done). */
 void ns_cmd_env_free(struct ns_cmd_env *env);

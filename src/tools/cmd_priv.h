@@ -1,4 +1,6 @@
-/* Internals shared by the command files (cmd.c, ping.c, udpcmd.c). */
+/* Internals shared by the command files (cmd.c and the per-command files:
+ * ping.c, neighcmd.c, statscmd.c, sysctlcmd.c, addrcmd.c, perfcmd.c,
+ * sctpcmd.c, udpcmd.c). */
 #ifndef NS_TOOLS_CMD_PRIV_H
 #define NS_TOOLS_CMD_PRIV_H
 
@@ -7,6 +9,8 @@
 #include "ipv4/icmp.h"
 #include "tools/cmd.h"
 #include "tools/text.h"
+
+struct ns_rt;
 
 #define NS_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
@@ -51,11 +55,30 @@ void ns_cmd_make_long(struct ns_cmd_sess *sess, const struct ns_cmd_kind *kind, 
 void ns_cmd_ping(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now);
 void ns_cmd_ping_event(struct ns_cmd_env *env, const struct ns_icmp_event *ev, uint64_t now);
 void ns_cmd_udp(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now);
+void ns_cmd_stats(struct ns_cmd_sess *sess, int argc, char *const *argv);
+void ns_cmd_sysctl(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now);
+void ns_cmd_addr(struct ns_cmd_sess *sess, int argc, char *const *argv);
 void ns_cmd_neigh(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now);
 void ns_cmd_sctp(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now);
 void ns_cmd_sctp_send(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now);
 void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now);
 void ns_cmd_echo_free_all(struct ns_cmd_env *env);
+
+/* Sending over SCTP from an application thread (perfcmd.c; `nstack perf`
+ * and `nstack sctp send` use them). -m's largest message: */
+#define NS_CMD_SCTP_MAX_MSG (1u << 20)
+/* Raise SO_SNDBUF so that one message of msgsize bytes fits. */
+void ns_cmd_sctp_fit_sndbuf(struct ns_rt *rt, int sd, uint32_t msgsize);
+/* false (after printing why) if size exceeds sysctl sctp.max_message_bytes. */
+bool ns_cmd_sctp_msg_fits(struct ns_cmd_sess *sess, const char *what, uint32_t size);
+/* "WHAT: send HOST port PORT: ERROR", with how to lift the limit for EMSGSIZE. */
+void ns_cmd_sctp_send_errorf(struct ns_cmd_sess *sess, const char *what, uint32_t dst,
+                             uint16_t port, int err, uint32_t size);
+/* HOST or HOST:UDPPORT (the UDP port becomes HOST's encapsulation port);
+ * false after printing an error. */
+bool ns_cmd_sctp_parse_host(struct ns_cmd_sess *sess, const char *what, const char *v,
+                            uint32_t *dst);
+
 /* Options in the style of getopt: "-c3", "-c 3", flags grouped ("-qc3"),
  * "--" ends options, options may follow positionals. Once `verbatim_after`
  * positionals are seen (0: never) the rest are positionals as they are

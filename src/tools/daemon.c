@@ -22,10 +22,15 @@
  * engine sends is batched and flushed by the idle hook, as frames are to a
  * device. Everything above the engine (services, perf, sctp, stats,
  * sysctl, the control socket) is the same code. No root is needed.
+ *
+ * This file: main, the set-up (one function per step) and the stop
+ * sequence. daemon_opts.c parses the options, daemon_ctl.c serves the
+ * control socket and its clients, daemon_io.c moves frames (or hosted
+ * mode's datagrams) and holds the idle hook; daemon_priv.h is what they
+ * share.
  */
 #include <errno.h>
 #include <malloc.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -35,10 +40,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dev/dev.h"
@@ -47,818 +48,21 @@
 #include "stack/stack.h"
 #include "tools/cmd.h"
 #include "transport/udp_host.h"
-#include "tools/ctl.h"
-#include "tools/main.h"
+#include "tools/daemon_priv.h"
 #include "tools/services.h"
 #include "tools/text.h"
 
-#define MAX_SYSCTL  64
-#define MAX_SERVE   16
-#define MAX_CLIENTS 64
-/* Packets per read batch: the engine's events (application wake-ups) wait
- * for the end of a batch, and 256 cost 17% at 30-byte messages against 64
- * on a plain TAP. A TAP with offload hands over up to 128 datagrams per
- * frame (dev/vnet.h): its batches hold 256, room for two such frames (with
- * room for one, 30-byte messages ran 40% slower; bench/README.md). */
-#define RX_BATCH         64
-#define RX_BATCH_MAX     256
-#define RX_ROUNDS        8          /* batches per readiness event, so clients are not starved */
-#define TX_BATCH         128        /* room for runs of up to 128 datagrams (dev/vnet.h) */
-#define CLIENT_OUT_LIMIT (8u << 20) /* output a slow client may have queued */
-/* How long a stop waits for SCTP shutdowns before aborting what is left. */
-#define DEFAULT_STOP_TIMEOUT_US 3000000u
-#define STOP_POLL_MS            10
-
-static const char usage_daemon[] =
-    "Usage: nstack daemon --dev tap:NAME|afpacket:IFNAME --addr A.B.C.D/LEN [OPTIONS]\n"
-    "       nstack daemon --sctp-udp [ADDR:]PORT [OPTIONS]   (hosted mode: no root, no TAP)\n"
-    "  --sctp-udp [ADDR:]PORT  SCTP over UDP (RFC 6951) on a host UDP socket bound to\n"
-    "                        ADDR:PORT (ADDR default 0.0.0.0; an empty PORT is 9899);\n"
-    "                        peers' port: sysctl sctp.encap_port (default 9899 here)\n"
-    "  --sctp-encap PORT     with --dev: also SCTP over nstack's own UDP, on PORT and\n"
-    "                        to PORT (sysctls sctp.udp_port and sctp.encap_port)\n"
-    "  --gw A.B.C.D          default gateway\n"
-    "  --mac MAC             the stack's MAC (default: derived from the interface name)\n"
-    "  --mtu N               MTU (default: the interface's)\n"
-    "  --ctl PATH            control socket (default: $NSTACK_CTL, else /run/nstack/NAME.sock;\n"
-    "                        hosted: DIR/udp-PORT.sock, DIR /run/nstack for root, else\n"
-    "                        $XDG_RUNTIME_DIR/nstack, else /tmp/nstack-UID)\n"
-    "  --pcap FILE           record every frame in and out (hosted: every datagram)\n"
-    "  --no-offload          hosted: no UDP GSO/GRO, so tcpdump on the host sees each\n"
-    "                        datagram as sent (slower)\n"
-    "  --sysctl KEY=VALUE    set a tunable at start (repeatable)\n"
-    "  --serve SERVICE:PORT  run a service (repeatable): udp-echo, and over SCTP\n"
-    "                        discard, echo, perf (the server of `nstack perf`)\n"
-    "  --rcvq-lock           ablation: a lock per SCTP receive queue operation\n"
-    "  --seed N              random seed (default: from the OS)\n"
-    "  --stop-timeout SECS   on SIGINT/SIGTERM, time for SCTP associations to shut down\n"
-    "                        gracefully before the rest are aborted (default 3; 0: abort)\n"
-    "Runs in the foreground until SIGINT or SIGTERM; a second signal stops at once.\n";
-
-// clang-format off
-#define NS_DAEMON_COUNTERS(X) \
-    X(clients) X(clients_refused) X(requests) X(bad_frames) X(output_overflows)                 \
-    X(tx_deferred) X(tx_dropped) X(wakeups)
-// clang-format on
-
-struct ns_daemon_stats {
-    NS_DAEMON_COUNTERS(NS_CTR_FIELD)
-};
+#define STOP_POLL_MS 10
 
 NS_CTR_NAMES(daemon_ctr_names, NS_DAEMON_COUNTERS);
 NS_CTR_NAMES(dev_ctr_names, NS_DEV_COUNTERS);
 
-struct daemon;
-
-struct conn {
-    struct daemon *d;
-    struct conn *next;
-    int fd;
-    uint32_t events;
-    struct ns_ctl_rx rx;
-    struct ns_ctl_tx tx;
-    uint8_t *req; /* the REQ payload argv points into */
-    struct ns_cmd_sess *sess;
-    bool want_input;
-    bool closing; /* EXIT queued: close once flushed */
-    bool dead;
-};
-
-struct daemon_opts {
-    const char *dev, *addr, *gw, *mac, *ctl, *pcap;
-    const char *sctp_udp;   /* hosted mode: [ADDR:]PORT */
-    const char *sctp_encap; /* nstack's own UDP encapsulation port */
-    uint32_t mtu;
-    uint64_t seed;
-    uint64_t stop_timeout_us;
-    const char *sysctl[MAX_SYSCTL];
-    int nsysctl;
-    const char *serve[MAX_SERVE];
-    int nserve;
-    bool rcvq_lock;
-    bool no_offload; /* hosted: no UDP_SEGMENT / UDP_GRO */
-};
-
-struct daemon {
-    struct ns_stack *s;
-    struct ns_dev *dev;      /* NULL in hosted mode */
-    struct ns_udp_host *uh;  /* hosted mode's transport */
-    struct ns_pcap *uh_pcap; /* hosted mode's capture */
-    uint32_t ifindex;
-    struct ns_cmd_env env;
-    bool env_ready;
-    struct ns_rt *rt;
-    struct ns_svc *svc;
-    int lfd, sfd, stopfd;
-    char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-    bool ctl_bound;
-    ino_t ctl_ino;
-    struct conn *conns;
-    unsigned nconns;
-    struct ns_pkt *held[TX_BATCH]; /* frames the device did not take yet */
-    int nheld;
-    bool dev_out;  /* EPOLLOUT armed on the device */
-    bool stopping; /* stack thread: a stop was requested */
-    bool shutting; /* stack thread: clients are being told; no new ones */
-    int exit_rc;
-    uint32_t rx_error_run; /* consecutive failed reads */
-    struct ns_daemon_stats stats;
-};
-
-static uint64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-/* ---- device output ---- */
-
-static void dev_set_out(struct daemon *d, bool on)
-{
-    if (d->dev_out == on || d->dev->fd < 0)
-        return;
-    if (ns_rt_mod_fd(d->rt, d->dev->fd, EPOLLIN | (on ? EPOLLOUT : 0)) == 0)
-        d->dev_out = on;
-}
-
-/* Send frames; what the device does not take is kept in held[]. Returns
- * false when the device is full. */
-static bool dev_send(struct daemon *d, struct ns_pkt **pk, int n, uint64_t now)
-{
-    int r = ns_dev_send(d->dev, pk, n, now);
-    if (r < 0 && r != -EAGAIN && r != -ENOBUFS) {
-        /* A hard error on this batch: drop it rather than spin on it. */
-        for (int i = 0; i < n; i++)
-            ns_pkt_free(pk[i]);
-        d->stats.tx_dropped += (uint64_t)n;
-        return true;
-    }
-    if (r < 0)
-        r = 0;
-    if (r == n)
-        return true;
-    d->stats.tx_deferred += (uint64_t)(n - r);
-    memmove(d->held, pk + r, (size_t)(n - r) * sizeof(pk[0]));
-    d->nheld = n - r;
-    return false;
-}
-
-/* Returns how many frames left the stack's queue (sent or held). */
-static int flush_tx(struct daemon *d, uint64_t now)
-{
-    int moved = 0;
-    if (d->nheld) {
-        struct ns_pkt *pk[TX_BATCH];
-        int n = d->nheld;
-        memcpy(pk, d->held, (size_t)n * sizeof(pk[0]));
-        d->nheld = 0;
-        if (!dev_send(d, pk, n, now)) {
-            dev_set_out(d, true);
-            return moved;
-        }
-    }
-    for (;;) {
-        struct ns_pkt *pk[TX_BATCH];
-        int n = 0;
-        while (n < TX_BATCH && (pk[n] = ns_stack_tx_pop(d->s, d->ifindex)))
-            n++;
-        if (n == 0)
-            break;
-        moved += n;
-        if (!dev_send(d, pk, n, now)) {
-            dev_set_out(d, true);
-            return moved;
-        }
-    }
-    dev_set_out(d, false);
-    return moved;
-}
-
-/* Wake the main thread, which tears everything down. */
-static void request_stop(struct daemon *d)
-{
-    d->stopping = true;
-    uint64_t one = 1;
-    ssize_t r = write(d->stopfd, &one, sizeof(one));
-    (void)r;
-}
-
-/* A device whose interface disappeared stays readable and fails every read:
- * stop instead of spinning on it. Other errors are counted by the device
- * (rx_errors) and tolerated unless nothing but errors comes for a while. */
-static void dev_error(struct daemon *d, int err)
-{
-    bool gone = err == -EBADFD || err == -ENODEV || err == -ENXIO || err == -EIO;
-    if (!gone && ++d->rx_error_run < 10000)
-        return;
-    if (d->stopping)
-        return;
-    fprintf(stderr, "nstack: daemon: device %s: %s (interface gone?); stopping\n", d->dev->name,
-            strerror(-err));
-    d->exit_rc = 1;
-    /* Runs from the idle hook, after the turn's events: safe to unwatch. */
-    if (d->dev->fd >= 0)
-        ns_rt_del_fd(d->rt, d->dev->fd);
-    request_stop(d);
-}
-
-/* Reads and processes frames, and sends what they produce, until the device
- * has nothing more. The kernel answers a frame written to a TAP inside that
- * very write() (ARP replies, echo replies), so after sending we read again
- * before going back to epoll: an exchange with the kernel then costs no
- * extra wake-up, which is most of what a first-packet ARP resolution costs. */
-static void pump(struct daemon *d)
-{
-    if (!d->dev)
-        return;
-    if (d->stopping && d->exit_rc)
-        return; /* the device failed: do not spin on it */
-    for (int round = 0; round < RX_ROUNDS; round++) {
-        uint64_t now = mono_us();
-        struct ns_pkt *pk[RX_BATCH_MAX];
-        int max = d->dev->rx_burst > RX_BATCH ? RX_BATCH_MAX : RX_BATCH;
-        int n = ns_dev_recv(d->dev, pk, max, now);
-        if (n < 0 && n != -EAGAIN && n != -EINTR)
-            dev_error(d, n);
-        if (n > 0) {
-            d->rx_error_run = 0;
-            /* Events (wake-ups) once per batch (sctp.h). */
-            ns_sctp_batch_begin(&d->s->sctp);
-            for (int i = 0; i < n; i++)
-                ns_stack_input_pkt(d->s, d->ifindex, pk[i], now);
-            ns_sctp_batch_end(&d->s->sctp, now);
-        }
-        int sent = flush_tx(d, now);
-        if (n <= 0 && sent == 0)
-            return;
-    }
-}
-
-/* ---- timers ---- */
-
-static uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
-{
-    uint64_t m = a < b ? a : b;
-    return m < c ? m : c;
-}
-
-static void flush_conns(struct daemon *d);
-static void reap_conns(struct daemon *d);
-
-/* The runtime's idle hook: after every loop turn (device input, control
- * input, requests from application threads, the stack's timers) run the
- * commands' due timers, send what all of it produced (pump reads the device
- * again right after writing), and answer clients. */
-static uint64_t daemon_idle(struct ns_rt *rt, void *ctx, uint64_t now)
-{
-    struct daemon *d = ctx;
-    (void)rt;
-    d->stats.wakeups++;
-    uint64_t p = NS_TIME_NEVER;
-    for (int i = 0; i < 16; i++) {
-        ns_cmd_poll(&d->env, now);
-        if (d->uh) {
-            ns_udp_host_flush(d->uh, now);
-            p = d->uh_pcap ? ns_pcap_poll(d->uh_pcap, now) : NS_TIME_NEVER;
-        } else {
-            pump(d);
-            p = ns_pcap_tracer_poll(d->dev, now);
-        }
-        uint64_t next = min3(ns_stack_next_deadline(d->s), ns_cmd_next_deadline(&d->env), p);
-        if (next > now)
-            break;
-        now = mono_us();
-        ns_stack_poll(d->s, now);
-    }
-    flush_conns(d);
-    reap_conns(d);
-    /* The stack's own deadline is the runtime's business. */
-    uint64_t cmd = ns_cmd_next_deadline(&d->env);
-    return cmd < p ? cmd : p;
-}
-
-/* ---- control connections ---- */
-
-static void conn_update_events(struct conn *c)
-{
-    uint32_t ev = (c->closing ? 0 : EPOLLIN) | (ns_ctl_tx_pending(&c->tx) ? EPOLLOUT : 0);
-    if (ev == c->events)
-        return;
-    if (ns_rt_mod_fd(c->d->rt, c->fd, ev) == 0)
-        c->events = ev;
-}
-
-static void conn_queue(struct conn *c, uint8_t type, const void *data, size_t n)
-{
-    if (c->dead)
-        return;
-    int r = ns_ctl_tx_frame(&c->tx, type, data, n);
-    if (r < 0) {
-        /* The client stopped reading: give up on it rather than buffer
-         * without bound. */
-        c->d->stats.output_overflows++;
-        c->dead = true;
-    }
-}
-
-static void out_write(void *ctx, int stream, const char *data, size_t n)
-{
-    conn_queue(ctx, stream == 2 ? NS_CTL_STDERR : NS_CTL_STDOUT, data, n);
-}
-
-static void out_want_input(void *ctx)
-{
-    struct conn *c = ctx;
-    c->want_input = true;
-    conn_queue(c, NS_CTL_WANT_STDIN, NULL, 0);
-}
-
-static void out_done(void *ctx, int status)
-{
-    struct conn *c = ctx;
-    uint8_t st = (uint8_t)status;
-    conn_queue(c, NS_CTL_EXIT, &st, 1);
-    c->closing = true;
-}
-
-static void conn_protocol_error(struct conn *c, const char *what)
-{
-    c->d->stats.bad_frames++;
-    if (c->sess && !ns_cmd_done(c->sess)) {
-        ns_cmd_free(c->sess);
-        c->sess = NULL;
-    }
-    char msg[128];
-    int n = snprintf(msg, sizeof(msg), "nstack: daemon: bad control message (%s)\n", what);
-    conn_queue(c, NS_CTL_STDERR, msg, (size_t)n);
-    out_done(c, 2);
-}
-
-static void conn_frame(struct conn *c, const struct ns_ctl_frame *f, uint64_t now)
-{
-    struct daemon *d = c->d;
-    switch (f->type) {
-    case NS_CTL_REQ: {
-        if (c->req) {
-            conn_protocol_error(c, "second request");
-            return;
-        }
-        c->req = malloc(f->len ? f->len : 1);
-        if (!c->req) {
-            conn_protocol_error(c, "out of memory");
-            return;
-        }
-        memcpy(c->req, f->data, f->len);
-        char *argv[NS_CTL_MAX_ARGS];
-        uint8_t flags;
-        int argc = ns_ctl_req_parse(c->req, f->len, &flags, argv, NS_CTL_MAX_ARGS);
-        if (argc < 0) {
-            conn_protocol_error(c, "malformed request; client and daemon versions differ?");
-            return;
-        }
-        d->stats.requests++;
-        const struct ns_cmd_out out = {
-            .write = out_write, .want_input = out_want_input, .done = out_done, .ctx = c};
-        c->sess = ns_cmd_start(&d->env, flags, argc, argv, &out, now);
-        if (!c->sess) {
-            const char msg[] = "nstack: daemon: out of memory\n";
-            conn_queue(c, NS_CTL_STDERR, msg, sizeof(msg) - 1);
-            out_done(c, 1);
-        }
-        return;
-    }
-    case NS_CTL_STDIN:
-    case NS_CTL_STDIN_EOF:
-        if (!c->want_input || !c->sess) {
-            conn_protocol_error(c, "input nobody asked for");
-            return;
-        }
-        ns_cmd_input(c->sess, f->data, f->len, f->type == NS_CTL_STDIN_EOF, now);
-        return;
-    case NS_CTL_INTR:
-        if (c->sess)
-            ns_cmd_interrupt(c->sess, now);
-        return;
-    default:
-        conn_protocol_error(c, "unexpected frame type");
-        return;
-    }
-}
-
-static void conn_input(struct conn *c, uint64_t now)
-{
-    ssize_t r = ns_ctl_rx_read(&c->rx, c->fd);
-    if (r == -EAGAIN)
-        return;
-    if (r <= 0) {
-        /* The client went away: a running command is cancelled. */
-        c->dead = true;
-        return;
-    }
-    struct ns_ctl_frame f;
-    int k;
-    while (!c->dead && !c->closing && (k = ns_ctl_rx_next(&c->rx, &f)) != 0) {
-        if (k < 0) {
-            conn_protocol_error(c, k == -EMSGSIZE ? "oversized frame" : "unknown frame type");
-            return;
-        }
-        conn_frame(c, &f, now);
-    }
-}
-
-static void conn_flush(struct conn *c)
-{
-    if (c->dead)
-        return;
-    if (ns_ctl_tx_pending(&c->tx)) {
-        int r = ns_ctl_tx_flush(&c->tx, c->fd);
-        if (r < 0 && r != -EAGAIN) {
-            c->dead = true;
-            return;
-        }
-    }
-    if (c->closing && !ns_ctl_tx_pending(&c->tx)) {
-        c->dead = true;
-        return;
-    }
-    conn_update_events(c);
-}
-
-static void conn_free(struct conn *c)
-{
-    ns_rt_del_fd(c->d->rt, c->fd);
-    close(c->fd);
-    ns_cmd_free(c->sess);
-    ns_ctl_rx_free(&c->rx);
-    ns_ctl_tx_free(&c->tx);
-    free(c->req);
-    free(c);
-}
-
-static void flush_conns(struct daemon *d)
-{
-    for (struct conn *c = d->conns; c; c = c->next)
-        conn_flush(c);
-}
-
-static void reap_conns(struct daemon *d)
-{
-    for (struct conn **pp = &d->conns; *pp;) {
-        struct conn *c = *pp;
-        if (c->dead) {
-            *pp = c->next;
-            d->nconns--;
-            conn_free(c);
-        } else {
-            pp = &c->next;
-        }
-    }
-}
-
-static void on_conn(struct ns_rt *rt, void *ctx, int fd, uint32_t events)
-{
-    struct conn *c = ctx;
-    (void)rt;
-    (void)fd;
-    if (!c->dead && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-        conn_input(c, mono_us());
-}
-
-static void accept_clients(struct daemon *d)
-{
-    for (;;) {
-        int fd = accept4(d->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-            return;
-        if (d->nconns >= MAX_CLIENTS || d->shutting) {
-            d->stats.clients_refused++;
-            static const char msg[] = "nstack: daemon: too many clients\n";
-            uint8_t fr[NS_CTL_HDR + sizeof(msg) - 1 + NS_CTL_HDR + 1];
-            ns_ctl_put_hdr(fr, NS_CTL_STDERR, sizeof(msg) - 1);
-            memcpy(fr + NS_CTL_HDR, msg, sizeof(msg) - 1);
-            ns_ctl_put_hdr(fr + NS_CTL_HDR + sizeof(msg) - 1, NS_CTL_EXIT, 1);
-            fr[sizeof(fr) - 1] = 1;
-            ssize_t w = send(fd, fr, sizeof(fr), MSG_NOSIGNAL | MSG_DONTWAIT);
-            (void)w;
-            close(fd);
-            continue;
-        }
-        struct conn *c = calloc(1, sizeof(*c));
-        if (!c || ns_ctl_rx_init(&c->rx) < 0) {
-            free(c);
-            close(fd);
-            continue;
-        }
-        c->d = d;
-        c->fd = fd;
-        ns_ctl_tx_init(&c->tx, CLIENT_OUT_LIMIT);
-        c->events = EPOLLIN;
-        if (ns_rt_add_fd(d->rt, fd, EPOLLIN, on_conn, c) < 0) {
-            ns_ctl_rx_free(&c->rx);
-            free(c);
-            close(fd);
-            continue;
-        }
-        c->next = d->conns;
-        d->conns = c;
-        d->nconns++;
-        d->stats.clients++;
-    }
-}
-
-/* ---- setup ---- */
-
-static bool is_socket(const char *path)
-{
-    struct stat st;
-    return lstat(path, &st) == 0 && S_ISSOCK(st.st_mode);
-}
-
-/* Bind the control socket, replacing a stale one nobody answers on. */
-static int ctl_listen(struct daemon *d, char *err, size_t errlen)
-{
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->ctl_path);
-    d->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (d->lfd < 0) {
-        snprintf(err, errlen, "socket(AF_UNIX): %s", strerror(errno));
-        return -1;
-    }
-    for (int attempt = 0; attempt < 2; attempt++) {
-        if (bind(d->lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-            break;
-        int e = errno;
-        if (e != EADDRINUSE || attempt == 1) {
-            snprintf(err, errlen, "cannot bind %s: %s", d->ctl_path, strerror(e));
-            return -1;
-        }
-        if (!is_socket(d->ctl_path)) {
-            snprintf(err, errlen, "%s exists and is not a socket", d->ctl_path);
-            return -1;
-        }
-        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        int live = probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-        if (probe >= 0)
-            close(probe);
-        if (live) {
-            snprintf(err, errlen, "another daemon is running on %s", d->ctl_path);
-            return -1;
-        }
-        unlink(d->ctl_path); /* stale: its daemon is gone */
-    }
-    d->ctl_bound = true;
-    struct stat st;
-    if (stat(d->ctl_path, &st) == 0)
-        d->ctl_ino = st.st_ino;
-    /* Commands change the stack's state: only root (or the group) may. */
-    chmod(d->ctl_path, 0660);
-    if (listen(d->lfd, 16) < 0) {
-        snprintf(err, errlen, "listen %s: %s", d->ctl_path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static void ctl_unlink(struct daemon *d)
-{
-    struct stat st;
-    /* Only our own socket: a successor may have replaced it. */
-    if (d->ctl_bound && stat(d->ctl_path, &st) == 0 && st.st_ino == d->ctl_ino)
-        unlink(d->ctl_path);
-    d->ctl_bound = false;
-}
-
-static int take_value(int argc, char **argv, int *i, const char *name, const char **out)
-{
-    const char *a = argv[*i];
-    size_t l = strlen(name);
-    if (strncmp(a, name, l) != 0)
-        return 0;
-    if (a[l] == '=') {
-        *out = a + l + 1;
-        return 1;
-    }
-    if (a[l] != '\0')
-        return 0;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "nstack: daemon: %s needs a value\n", name);
-        return -1;
-    }
-    *out = argv[++*i];
-    return 1;
-}
-
-static int parse_opts(int argc, char **argv, struct daemon_opts *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->stop_timeout_us = DEFAULT_STOP_TIMEOUT_US;
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        int r;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage_daemon, stdout);
-            return 1;
-        }
-#define OPT(name, field)                                                                           \
-    if ((r = take_value(argc, argv, &i, name, &v)) < 0)                                            \
-        return -1;                                                                                 \
-    if (r) {                                                                                       \
-        field;                                                                                     \
-        continue;                                                                                  \
-    }
-        OPT("--dev", o->dev = v)
-        OPT("--addr", o->addr = v)
-        OPT("--gw", o->gw = v)
-        OPT("--mac", o->mac = v)
-        OPT("--ctl", o->ctl = v)
-        OPT("--pcap", o->pcap = v)
-        OPT("--sctp-udp", o->sctp_udp = v)
-        OPT("--sctp-encap", o->sctp_encap = v)
-        OPT(
-            "--mtu", if (!ns_arg_u32(v, 68, 65535, &o->mtu)) {
-                fprintf(stderr, "nstack: daemon: bad --mtu '%s' (68-65535)\n", v);
-                return -1;
-            })
-        OPT("--seed", {
-            uint32_t hi;
-            if (!ns_arg_u32(v, 1, UINT32_MAX, &hi)) {
-                fprintf(stderr, "nstack: daemon: bad --seed '%s' (1-4294967295)\n", v);
-                return -1;
-            }
-            o->seed = hi;
-        })
-        OPT("--stop-timeout", {
-            if (!ns_arg_seconds(v, &o->stop_timeout_us) || o->stop_timeout_us > 3600000000u) {
-                fprintf(stderr, "nstack: daemon: bad --stop-timeout '%s' (0-3600 seconds)\n", v);
-                return -1;
-            }
-        })
-        OPT("--sysctl", {
-            if (o->nsysctl == MAX_SYSCTL) {
-                fprintf(stderr, "nstack: daemon: too many --sysctl\n");
-                return -1;
-            }
-            o->sysctl[o->nsysctl++] = v;
-        })
-        OPT("--serve", {
-            if (o->nserve == MAX_SERVE) {
-                fprintf(stderr, "nstack: daemon: too many --serve\n");
-                return -1;
-            }
-            o->serve[o->nserve++] = v;
-        })
-#undef OPT
-        if (strcmp(argv[i], "--rcvq-lock") == 0) {
-            o->rcvq_lock = true;
-            continue;
-        }
-        if (strcmp(argv[i], "--no-offload") == 0) {
-            o->no_offload = true;
-            continue;
-        }
-        fprintf(stderr, "nstack: daemon: unknown option '%s' (see: nstack daemon --help)\n",
-                argv[i]);
-        return -1;
-    }
-    if (o->sctp_udp) {
-        if (o->dev || o->addr || o->gw || o->mac || o->mtu || o->sctp_encap) {
-            fprintf(stderr, "nstack: daemon: --sctp-udp runs without a device: no --dev, --addr, "
-                            "--gw, --mac, --mtu or --sctp-encap\n");
-            return -1;
-        }
-        return 0;
-    }
-    if (o->no_offload) {
-        fprintf(stderr, "nstack: daemon: --no-offload goes with --sctp-udp (a TAP's offload is "
-                        "--dev tap:NAME,offload)\n");
-        return -1;
-    }
-    if (!o->dev || !o->addr) {
-        fprintf(stderr, "nstack: daemon: --dev and --addr (or --sctp-udp) are required (see: "
-                        "nstack daemon --help)\n");
-        return -1;
-    }
-    return 0;
-}
-
-/* Tell running commands' clients that the daemon is going away: ping gets
- * its statistics block, anything else a message. Best effort. */
-static void shutdown_clients(struct daemon *d, uint64_t now)
-{
-    for (struct conn *c = d->conns; c; c = c->next) {
-        if (c->dead || !c->sess || ns_cmd_done(c->sess))
-            continue;
-        ns_cmd_interrupt(c->sess, now);
-        if (!ns_cmd_done(c->sess)) {
-            const char msg[] = "nstack: daemon shutting down\n";
-            conn_queue(c, NS_CTL_STDERR, msg, sizeof(msg) - 1);
-            ns_cmd_free(c->sess);
-            c->sess = NULL;
-            out_done(c, 1);
-        }
-    }
-    pump(d);
-    flush_conns(d);
-}
-
-static void shutdown_fn(struct ns_rt *rt, void *arg)
-{
-    struct daemon *d = arg;
-    (void)rt;
-    d->shutting = true;
-    shutdown_clients(d, mono_us());
-}
-
-/* On the stack thread: everything that is touched there. */
-static void teardown_fn(struct ns_rt *rt, void *arg)
-{
-    struct daemon *d = arg;
-    ns_rt_set_idle(rt, NULL, NULL);
-    /* Last words to clients still connected (best effort). */
-    flush_conns(d);
-    while (d->conns) {
-        struct conn *c = d->conns;
-        d->conns = c->next;
-        conn_free(c);
-    }
-    for (int i = 0; i < d->nheld; i++)
-        ns_pkt_free(d->held[i]);
-    d->nheld = 0;
-    if (d->env_ready)
-        ns_cmd_env_free(&d->env);
-    d->env_ready = false;
-    if (d->dev && d->dev->fd >= 0)
-        ns_rt_del_fd(rt, d->dev->fd);
-    if (d->uh) {
-        ns_rt_del_fd(rt, ns_udp_host_fd(d->uh));
-        ns_udp_host_flush(d->uh, mono_us());
-    }
-    if (d->lfd >= 0)
-        ns_rt_del_fd(rt, d->lfd);
-}
-
-static void daemon_free(struct daemon *d)
-{
-    if (d->rt) {
-        ns_rt_call(d->rt, teardown_fn, d);
-        ns_svc_free(d->svc); /* its threads are done: ns_svc_stop ran */
-        d->svc = NULL;
-        ns_rt_free(d->rt);
-        d->rt = NULL;
-    }
-    ns_svc_free(d->svc);
-    while (d->conns) {
-        struct conn *c = d->conns;
-        d->conns = c->next;
-        close(c->fd);
-        ns_cmd_free(c->sess);
-        ns_ctl_rx_free(&c->rx);
-        ns_ctl_tx_free(&c->tx);
-        free(c->req);
-        free(c);
-    }
-    for (int i = 0; i < d->nheld; i++)
-        ns_pkt_free(d->held[i]);
-    d->nheld = 0;
-    if (d->env_ready)
-        ns_cmd_env_free(&d->env);
-    ns_stack_free(d->s);
-    ns_dev_close(d->dev); /* also flushes and closes the capture */
-    ns_udp_host_close(d->uh, mono_us());
-    d->uh = NULL;
-    ns_pcap_close(d->uh_pcap);
-    d->uh_pcap = NULL;
-    ctl_unlink(d);
-    if (d->lfd >= 0)
-        close(d->lfd);
-    if (d->sfd >= 0)
-        close(d->sfd);
-    if (d->stopfd >= 0)
-        close(d->stopfd);
-}
+/* ---- set-up ---- */
 
 static bool perm_error(const char *err)
 {
     return strstr(err, strerror(EPERM)) || strstr(err, strerror(EACCES)) ||
            strstr(err, "CAP_NET_ADMIN");
-}
-
-static void on_dev(struct ns_rt *rt, void *ctx, int fd, uint32_t events)
-{
-    /* The idle hook that follows pumps the device. */
-    (void)rt;
-    (void)ctx;
-    (void)fd;
-    (void)events;
-}
-
-static void on_listen(struct ns_rt *rt, void *ctx, int fd, uint32_t events)
-{
-    (void)rt;
-    (void)fd;
-    (void)events;
-    accept_clients(ctx);
 }
 
 struct start_op {
@@ -868,25 +72,15 @@ struct start_op {
     int err;
 };
 
-/* Hosted mode: datagrams straight into the engine (their replies are
- * flushed by the idle hook that follows). */
-static void on_udp(struct ns_rt *rt, void *ctx, int fd, uint32_t events)
-{
-    struct daemon *d = ctx;
-    (void)rt;
-    (void)fd;
-    (void)events;
-    ns_udp_host_recv(d->uh, &d->s->sctp, RX_ROUNDS, mono_us());
-}
-
 /* On the stack thread: watch the fds, bring the interface up. */
 static void start_fn(struct ns_rt *rt, void *arg)
 {
     struct start_op *so = arg;
     struct daemon *d = so->d;
-    if (ns_rt_add_fd(rt, d->lfd, EPOLLIN, on_listen, d) < 0 ||
-        (d->dev && d->dev->fd >= 0 && ns_rt_add_fd(rt, d->dev->fd, EPOLLIN, on_dev, d) < 0) ||
-        (d->uh && ns_rt_add_fd(rt, ns_udp_host_fd(d->uh), EPOLLIN, on_udp, d) < 0)) {
+    if (ns_rt_add_fd(rt, d->lfd, EPOLLIN, daemon_on_listen, d) < 0 ||
+        (d->dev && d->dev->fd >= 0 &&
+         ns_rt_add_fd(rt, d->dev->fd, EPOLLIN, daemon_on_dev, d) < 0) ||
+        (d->uh && ns_rt_add_fd(rt, ns_udp_host_fd(d->uh), EPOLLIN, daemon_on_udp, d) < 0)) {
         so->err = errno;
         return;
     }
@@ -894,10 +88,10 @@ static void start_fn(struct ns_rt *rt, void *arg)
         ns_rt_set_idle(rt, daemon_idle, d);
         return;
     }
-    uint64_t now = mono_us();
+    uint64_t now = daemon_mono_us();
     ns_stack_iface_up(d->s, d->ifindex, now);
     ns_stack_set_addr(d->s, d->ifindex, so->addr, so->plen, now); /* announces: gratuitous ARP */
-    flush_tx(d, now);
+    daemon_flush_tx(d, now);
     ns_rt_set_idle(rt, daemon_idle, d);
 }
 
@@ -933,84 +127,20 @@ static bool parse_hostport(const char *v, uint32_t *addr, uint16_t *port)
     return true;
 }
 
-/* A directory for sockets that only we may use: create it, or accept an
- * existing one only if it is ours and not a symlink (/tmp is shared). */
-static int user_dir_ready(const char *dir)
-{
-    if (strcmp(dir, NS_CTL_DIR) == 0) {
-        if (mkdir(dir, 0755) == 0)
-            chmod(dir, 0755); /* whatever the umask: clients must find sockets */
-        else if (errno != EEXIST)
-            return -errno;
-        return 0;
-    }
-    /* $XDG_RUNTIME_DIR/nstack: the parent exists and is the user's. */
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-        return -errno;
-    struct stat st;
-    if (lstat(dir, &st) < 0)
-        return -errno;
-    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-        return -EPERM;
-    return 0;
-}
-
-static int setup_ctl_path(struct daemon *d, const struct daemon_opts *o, uint16_t udp_port)
-{
-    const char *env_ctl = getenv("NSTACK_CTL");
-    if (o->ctl || (env_ctl && *env_ctl)) {
-        const char *p = o->ctl ? o->ctl : env_ctl;
-        if (strlen(p) >= sizeof(d->ctl_path)) {
-            fprintf(stderr, "nstack: daemon: socket path too long: %s\n", p);
-            return 2;
-        }
-        snprintf(d->ctl_path, sizeof(d->ctl_path), "%s", p);
-        return 0;
-    }
-    if (o->sctp_udp) {
-        char dir[200];
-        if (ns_ctl_user_dir(dir, sizeof(dir)) < 0) {
-            fprintf(stderr, "nstack: daemon: socket directory name too long (use --ctl)\n");
-            return 2;
-        }
-        int r = user_dir_ready(dir);
-        if (r < 0) {
-            fprintf(stderr, "nstack: daemon: cannot use %s: %s (use --ctl)\n", dir, strerror(-r));
-            return 1;
-        }
-        int n = snprintf(d->ctl_path, sizeof(d->ctl_path), "%s/udp-%u.sock", dir, udp_port);
-        if (n < 0 || (size_t)n >= sizeof(d->ctl_path)) {
-            fprintf(stderr, "nstack: daemon: socket path too long (use --ctl)\n");
-            return 2;
-        }
-        return 0;
-    }
-    if (ns_ctl_default_path(NS_CTL_DIR, o->dev, d->ctl_path, sizeof(d->ctl_path)) < 0) {
-        fprintf(stderr,
-                "nstack: daemon: no interface name in '%s' (use tap:NAME or "
-                "afpacket:IFNAME)\n",
-                o->dev);
-        return 2;
-    }
-    if (mkdir(NS_CTL_DIR, 0755) == 0) {
-        chmod(NS_CTL_DIR, 0755); /* whatever the umask: clients must find sockets */
-    } else if (errno != EEXIST) {
-        fprintf(stderr, "nstack: daemon: cannot create %s: %s\n", NS_CTL_DIR, strerror(errno));
-        return 1;
-    }
-    return 0;
-}
-
-static int setup(struct daemon *d, const struct daemon_opts *o)
-{
-    char err[512];
-    uint64_t now = mono_us();
-    uint32_t addr = 0, gw = 0, mtu = 0;
-    uint8_t plen = 0;
-    uint32_t uaddr = 0;
-    uint16_t uport = 0, encap = 0;
+/* What the set-up steps share: the addresses the options give, and the MAC
+ * and MTU the interface gets. */
+struct setup_values {
+    uint32_t addr, gw, mtu;
+    uint8_t plen;
+    uint32_t uaddr;
+    uint16_t uport, encap;
     struct ns_mac mac;
-    if (o->sctp_udp && !parse_hostport(o->sctp_udp, &uaddr, &uport)) {
+};
+
+/* --sctp-udp and --sctp-encap, and with a device --addr, --gw and --mac. */
+static int parse_addresses(const struct daemon_opts *o, struct setup_values *sv)
+{
+    if (o->sctp_udp && !parse_hostport(o->sctp_udp, &sv->uaddr, &sv->uport)) {
         fprintf(stderr, "nstack: daemon: bad --sctp-udp '%s' ([ADDR:]PORT)\n", o->sctp_udp);
         return 2;
     }
@@ -1020,79 +150,125 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
             fprintf(stderr, "nstack: daemon: bad --sctp-encap '%s' (1-65535)\n", o->sctp_encap);
             return 2;
         }
-        encap = (uint16_t)v;
+        sv->encap = (uint16_t)v;
     }
     if (!o->sctp_udp) {
-        if (!ns_ip_parse_prefix(o->addr, &addr, &plen) || addr == 0) {
+        if (!ns_ip_parse_prefix(o->addr, &sv->addr, &sv->plen) || sv->addr == 0) {
             fprintf(stderr, "nstack: bad address '%s'\n", o->addr);
             return 2;
         }
-        if (o->gw && (!ns_ip_parse_addr(o->gw, &gw) || gw == 0)) {
+        if (o->gw && (!ns_ip_parse_addr(o->gw, &sv->gw) || sv->gw == 0)) {
             fprintf(stderr, "nstack: bad address '%s'\n", o->gw);
             return 2;
         }
-        if (o->mac && !ns_mac_parse(o->mac, &mac)) {
+        if (o->mac && !ns_mac_parse(o->mac, &sv->mac)) {
             fprintf(stderr, "nstack: daemon: bad --mac '%s'\n", o->mac);
             return 2;
         }
     }
+    return 0;
+}
 
-    /* The control socket first, so a second daemon on the same device says
-     * so instead of failing on the busy device. */
-    int rc = setup_ctl_path(d, o, uport);
+/* The control socket first, so a second daemon on the same device says
+ * so instead of failing on the busy device. */
+static int setup_control_socket(struct daemon *d, const struct daemon_opts *o, uint16_t udp_port)
+{
+    char err[512];
+    int rc = daemon_ctl_setup_path(d, o, udp_port);
     if (rc)
         return rc;
-    if (ctl_listen(d, err, sizeof(err)) < 0) {
+    if (daemon_ctl_listen(d, err, sizeof(err)) < 0) {
         fprintf(stderr, "nstack: %s\n", err);
         return 1;
     }
+    return 0;
+}
 
-    if (o->sctp_udp) {
-        int e = 0;
-        /* Bursts of a whole congestion window arrive between two loop
-         * turns: ask for more than the default buffers (the kernel caps
-         * them at net.core.rmem_max / wmem_max). */
-        struct ns_udp_host_opts uo = {.addr = uaddr,
-                                      .port = uport,
-                                      .sndbuf = 4 << 20,
-                                      .rcvbuf = 4 << 20,
-                                      .no_offload = o->no_offload};
-        d->uh = ns_udp_host_open_opts(&uo, &e);
-        if (!d->uh) {
-            char a[16];
-            fprintf(stderr, "nstack: daemon: UDP %s:%u: %s\n", ns_ip_fmt(uaddr, a), uport,
-                    strerror(-e));
-            return 1;
-        }
-        if (o->pcap) {
-            struct ns_pcap_opts po = {.wall_offset_us = ns_pcap_wall_offset_us(now)};
-            d->uh_pcap = ns_pcap_open_opts(o->pcap, &po);
-            if (!d->uh_pcap) {
-                fprintf(stderr, "nstack: daemon: %s: %s\n", o->pcap, strerror(errno));
-                return 1;
-            }
-            ns_udp_host_set_capture(d->uh, ns_pcap_capture, d->uh_pcap);
-        }
-    } else {
-        d->dev = ns_dev_open(o->dev, err, sizeof(err));
-        if (!d->dev) {
-            if (perm_error(err) && geteuid() != 0)
-                fprintf(stderr, "nstack: daemon must run as root to open %s\n", o->dev);
-            else
-                fprintf(stderr, "nstack: %s\n", err);
-            return 1;
-        }
-        if (o->pcap) {
-            struct ns_pcap_opts po = {.wall_offset_us = ns_pcap_wall_offset_us(now)};
-            struct ns_dev *t = ns_pcap_trace(d->dev, o->pcap, &po, err, sizeof(err));
-            if (!t) {
-                fprintf(stderr, "nstack: %s\n", err);
-                return 1;
-            }
-            d->dev = t;
-        }
+/* Hosted mode's transport: the host UDP socket, and its capture (--pcap). */
+static int setup_udp_host(struct daemon *d, const struct daemon_opts *o,
+                          const struct setup_values *sv, uint64_t now)
+{
+    int e = 0;
+    /* Bursts of a whole congestion window arrive between two loop
+     * turns: ask for more than the default buffers (the kernel caps
+     * them at net.core.rmem_max / wmem_max). */
+    struct ns_udp_host_opts uo = {.addr = sv->uaddr,
+                                  .port = sv->uport,
+                                  .sndbuf = 4 << 20,
+                                  .rcvbuf = 4 << 20,
+                                  .no_offload = o->no_offload};
+    d->uh = ns_udp_host_open_opts(&uo, &e);
+    if (!d->uh) {
+        char a[16];
+        fprintf(stderr, "nstack: daemon: UDP %s:%u: %s\n", ns_ip_fmt(sv->uaddr, a), sv->uport,
+                strerror(-e));
+        return 1;
     }
+    if (o->pcap) {
+        struct ns_pcap_opts po = {.wall_offset_us = ns_pcap_wall_offset_us(now)};
+        d->uh_pcap = ns_pcap_open_opts(o->pcap, &po);
+        if (!d->uh_pcap) {
+            fprintf(stderr, "nstack: daemon: %s: %s\n", o->pcap, strerror(errno));
+            return 1;
+        }
+        ns_udp_host_set_capture(d->uh, ns_pcap_capture, d->uh_pcap);
+    }
+    return 0;
+}
 
+/* The device (--dev), wrapped in a capture with --pcap. */
+static int setup_device(struct daemon *d, const struct daemon_opts *o, uint64_t now)
+{
+    char err[512];
+    d->dev = ns_dev_open(o->dev, err, sizeof(err));
+    if (!d->dev) {
+        if (perm_error(err) && geteuid() != 0)
+            fprintf(stderr, "nstack: daemon must run as root to open %s\n", o->dev);
+        else
+            fprintf(stderr, "nstack: %s\n", err);
+        return 1;
+    }
+    if (o->pcap) {
+        struct ns_pcap_opts po = {.wall_offset_us = ns_pcap_wall_offset_us(now)};
+        struct ns_dev *t = ns_pcap_trace(d->dev, o->pcap, &po, err, sizeof(err));
+        if (!t) {
+            fprintf(stderr, "nstack: %s\n", err);
+            return 1;
+        }
+        d->dev = t;
+    }
+    return 0;
+}
+
+/* The stack's interface on the device (MAC, MTU, checksum offload), and
+ * nstack's own UDP encapsulation port (--sctp-encap). */
+static int setup_interface(struct daemon *d, const struct daemon_opts *o, struct setup_values *sv,
+                           uint64_t now)
+{
+    if (!o->mac)
+        sv->mac = d->dev->mac;
+    sv->mtu = o->mtu ? o->mtu : d->dev->mtu;
+    int idx = ns_stack_add_iface(d->s, d->dev->name, &sv->mac, sv->mtu);
+    if (idx < 0) {
+        fprintf(stderr, "nstack: daemon: interface %s: %s\n", d->dev->name, strerror(-idx));
+        return 1;
+    }
+    d->ifindex = (uint32_t)idx;
+    ns_stack_iface(d->s, d->ifindex)->tx_csum_offload = d->dev->tx_csum_offload;
+    if (sv->encap && (ns_sysctl_set(d->s, "sctp.encap_port", sv->encap, now) < 0 ||
+                      ns_sysctl_set(d->s, "sctp.udp_port", sv->encap, now) < 0)) {
+        fprintf(stderr, "nstack: daemon: --sctp-encap %u: cannot bind the UDP port\n", sv->encap);
+        return 1;
+    }
+    return 0;
+}
+
+/* The stack instance: its interface (or, hosted, SCTP over the UDP
+ * socket), then --sysctl and the gateway. */
+static int setup_stack(struct daemon *d, const struct daemon_opts *o, struct setup_values *sv,
+                       uint64_t now)
+{
+    char err[512];
     struct ns_stack_config cfg = {.seed = o->seed};
     d->s = ns_stack_new(&cfg, now);
     if (!d->s) {
@@ -1103,21 +279,9 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
         /* Before --sysctl, which may still change sctp.encap_port. */
         ns_stack_sctp_hosted(d->s, ns_udp_host_output, d->uh, ns_udp_host_port(d->uh), 0);
     } else {
-        if (!o->mac)
-            mac = d->dev->mac;
-        mtu = o->mtu ? o->mtu : d->dev->mtu;
-        int idx = ns_stack_add_iface(d->s, d->dev->name, &mac, mtu);
-        if (idx < 0) {
-            fprintf(stderr, "nstack: daemon: interface %s: %s\n", d->dev->name, strerror(-idx));
-            return 1;
-        }
-        d->ifindex = (uint32_t)idx;
-        ns_stack_iface(d->s, d->ifindex)->tx_csum_offload = d->dev->tx_csum_offload;
-        if (encap && (ns_sysctl_set(d->s, "sctp.encap_port", encap, now) < 0 ||
-                      ns_sysctl_set(d->s, "sctp.udp_port", encap, now) < 0)) {
-            fprintf(stderr, "nstack: daemon: --sctp-encap %u: cannot bind the UDP port\n", encap);
-            return 1;
-        }
+        int rc = setup_interface(d, o, sv, now);
+        if (rc)
+            return rc;
     }
     for (int i = 0; i < o->nsysctl; i++) {
         if (ns_cmd_sysctl_assign(d->s, o->sysctl[i], now, err, sizeof(err)) < 0) {
@@ -1125,8 +289,15 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
             return 2;
         }
     }
-    if (gw)
-        ns_stack_set_gateway(d->s, gw);
+    if (sv->gw)
+        ns_stack_set_gateway(d->s, sv->gw);
+    return 0;
+}
+
+/* The command engine, with the device's (or the UDP socket's) and the
+ * daemon's own counters for `nstack stats`. */
+static void setup_command_env(struct daemon *d)
+{
     ns_cmd_env_init(&d->env, d->s, (uint16_t)getpid());
     d->env_ready = true;
     if (d->dev)
@@ -1134,6 +305,13 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
     else
         d->env.n_extra += ns_udp_host_counters(d->uh, &d->env.extra[d->env.n_extra], 1);
     d->env.extra[d->env.n_extra++] = NS_CTR_GROUP_NAMED("daemon", daemon_ctr_names, &d->stats);
+}
+
+/* The services of --serve: SCTP ones (started with the runtime) and
+ * udp-echo (a command-engine service). */
+static int setup_services(struct daemon *d, const struct daemon_opts *o)
+{
+    char err[512];
     d->svc = ns_svc_new();
     if (!d->svc) {
         fprintf(stderr, "nstack: daemon: out of memory\n");
@@ -1148,7 +326,13 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
             return 2;
         }
     }
+    return 0;
+}
 
+/* SIGINT/SIGTERM blocked and read from a signalfd, and the eventfd the
+ * stack thread asks the main thread to stop by. */
+static int setup_signals(struct daemon *d)
+{
     /* Every thread from here on (the stack thread, services) inherits the
      * blocked signals: only the main thread takes them, from the signalfd. */
     sigset_t mask;
@@ -1162,6 +346,15 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
         fprintf(stderr, "nstack: daemon: event loop setup: %s\n", strerror(errno));
         return 1;
     }
+    return 0;
+}
+
+/* The socket runtime's stack thread, the services on it, then (on that
+ * thread, start_fn) the fds watched and the interface up. */
+static int start_stack_thread(struct daemon *d, const struct daemon_opts *o,
+                              const struct setup_values *sv)
+{
+    char err[512];
     d->rt = ns_rt_new_stack(d->s, o->rcvq_lock);
     if (!d->rt) {
         fprintf(stderr, "nstack: daemon: stack thread: %s\n", strerror(errno));
@@ -1173,25 +366,63 @@ static int setup(struct daemon *d, const struct daemon_opts *o)
         fprintf(stderr, "nstack: %s\n", err);
         return 1;
     }
-    struct start_op so = {.d = d, .addr = addr, .plen = plen};
+    struct start_op so = {.d = d, .addr = sv->addr, .plen = sv->plen};
     ns_rt_call(d->rt, start_fn, &so);
     if (so.err) {
         fprintf(stderr, "nstack: daemon: event loop setup: %s\n", strerror(so.err));
         return 1;
     }
+    return 0;
+}
 
+/* The line saying what runs where. */
+static void print_started(const struct daemon *d, const struct setup_values *sv)
+{
     char a[16], m[18];
     if (d->uh) {
         fprintf(stderr, "nstack: sctp over udp %s:%u (peers' port %" PRIu32 ") ctl %s\n",
                 ns_ip_fmt(ns_udp_host_addr(d->uh), a), ns_udp_host_port(d->uh),
                 d->s->params.sctp.encap_port, d->ctl_path);
-        return 0;
+        return;
     }
-    ns_mac_format(mac.b, m);
+    ns_mac_format(sv->mac.b, m);
     fprintf(stderr, "nstack: %s %s/%u mac %s mtu %" PRIu32 " ctl %s\n", d->dev->name,
-            ns_ip_fmt(addr, a), plen, m, mtu, d->ctl_path);
+            ns_ip_fmt(sv->addr, a), sv->plen, m, sv->mtu, d->ctl_path);
+}
+
+/* Each step prints why it failed and returns the exit status (1, or 2 for
+ * a bad option); what was set up is freed by daemon_free. */
+static int setup(struct daemon *d, const struct daemon_opts *o)
+{
+    uint64_t now = daemon_mono_us();
+    struct setup_values sv = {0};
+    int rc = parse_addresses(o, &sv);
+    if (rc)
+        return rc;
+    rc = setup_control_socket(d, o, sv.uport);
+    if (rc)
+        return rc;
+    rc = o->sctp_udp ? setup_udp_host(d, o, &sv, now) : setup_device(d, o, now);
+    if (rc)
+        return rc;
+    rc = setup_stack(d, o, &sv, now);
+    if (rc)
+        return rc;
+    setup_command_env(d);
+    rc = setup_services(d, o);
+    if (rc)
+        return rc;
+    rc = setup_signals(d);
+    if (rc)
+        return rc;
+    rc = start_stack_thread(d, o, &sv);
+    if (rc)
+        return rc;
+    print_started(d, &sv);
     return 0;
 }
+
+/* ---- the main thread's wait ---- */
 
 /* The main thread: wait for a signal, or with stop_too for the stack
  * thread asking to stop (device gone). Returns true if a signal came (it
@@ -1219,6 +450,84 @@ static void wait_stop(struct daemon *d)
     wait_signal(d, -1, true);
 }
 
+/* ---- stopping: clients told, then teardown ---- */
+
+static void shutdown_fn(struct ns_rt *rt, void *arg)
+{
+    struct daemon *d = arg;
+    (void)rt;
+    d->shutting = true;
+    daemon_shutdown_clients(d, daemon_mono_us());
+}
+
+/* On the stack thread: everything that is touched there. */
+static void teardown_fn(struct ns_rt *rt, void *arg)
+{
+    struct daemon *d = arg;
+    ns_rt_set_idle(rt, NULL, NULL);
+    /* Last words to clients still connected (best effort). */
+    daemon_flush_conns(d);
+    while (d->conns) {
+        struct daemon_conn *c = d->conns;
+        d->conns = c->next;
+        daemon_conn_free(c);
+    }
+    for (int i = 0; i < d->nheld; i++)
+        ns_pkt_free(d->held[i]);
+    d->nheld = 0;
+    if (d->env_ready)
+        ns_cmd_env_free(&d->env);
+    d->env_ready = false;
+    if (d->dev && d->dev->fd >= 0)
+        ns_rt_del_fd(rt, d->dev->fd);
+    if (d->uh) {
+        ns_rt_del_fd(rt, ns_udp_host_fd(d->uh));
+        ns_udp_host_flush(d->uh, daemon_mono_us());
+    }
+    if (d->lfd >= 0)
+        ns_rt_del_fd(rt, d->lfd);
+}
+
+static void daemon_free(struct daemon *d)
+{
+    if (d->rt) {
+        ns_rt_call(d->rt, teardown_fn, d);
+        ns_svc_free(d->svc); /* its threads are done: ns_svc_stop ran */
+        d->svc = NULL;
+        ns_rt_free(d->rt);
+        d->rt = NULL;
+    }
+    ns_svc_free(d->svc);
+    while (d->conns) {
+        struct daemon_conn *c = d->conns;
+        d->conns = c->next;
+        close(c->fd);
+        ns_cmd_free(c->sess);
+        ns_ctl_rx_free(&c->rx);
+        ns_ctl_tx_free(&c->tx);
+        free(c->req);
+        free(c);
+    }
+    for (int i = 0; i < d->nheld; i++)
+        ns_pkt_free(d->held[i]);
+    d->nheld = 0;
+    if (d->env_ready)
+        ns_cmd_env_free(&d->env);
+    ns_stack_free(d->s);
+    ns_dev_close(d->dev); /* also flushes and closes the capture */
+    ns_udp_host_close(d->uh, daemon_mono_us());
+    d->uh = NULL;
+    ns_pcap_close(d->uh_pcap);
+    d->uh_pcap = NULL;
+    daemon_ctl_unlink(d);
+    if (d->lfd >= 0)
+        close(d->lfd);
+    if (d->sfd >= 0)
+        close(d->sfd);
+    if (d->stopfd >= 0)
+        close(d->stopfd);
+}
+
 /* ---- Stopping: graceful SCTP shutdowns, then ABORT (RFC 9260 9.1, 9.2) ---- */
 
 struct stop_op {
@@ -1236,7 +545,7 @@ static void stop_fn(struct ns_rt *rt, void *arg)
 {
     struct stop_op *op = arg;
     struct ns_sctp *sctp = ns_rt_sctp(rt);
-    uint64_t now = mono_us();
+    uint64_t now = daemon_mono_us();
     op->left = 0;
     struct ns_sctp_assoc *a = ns_sctp_assoc_next(sctp, NULL), *next;
     for (; a; a = next) {
@@ -1264,11 +573,11 @@ static void stop_fn(struct ns_rt *rt, void *arg)
 static void stop_assocs(struct daemon *d, uint64_t timeout_us)
 {
     struct stop_op op = {.d = d, .abort = timeout_us == 0};
-    uint64_t until = mono_us() + timeout_us;
+    uint64_t until = daemon_mono_us() + timeout_us;
     bool again = false;
     for (;;) {
         ns_rt_call(d->rt, stop_fn, &op);
-        if (op.left == 0 || again || mono_us() >= until)
+        if (op.left == 0 || again || daemon_mono_us() >= until)
             break;
         again = wait_signal(d, STOP_POLL_MS, false);
     }
@@ -1287,7 +596,7 @@ static void stop_assocs(struct daemon *d, uint64_t timeout_us)
 int ns_daemon_main(int argc, char **argv)
 {
     struct daemon_opts o;
-    int r = parse_opts(argc, argv, &o);
+    int r = daemon_parse_opts(argc, argv, &o);
     if (r)
         return r > 0 ? 0 : 2;
     signal(SIGPIPE, SIG_IGN);

@@ -5,7 +5,8 @@
  * socket takes them; the command's timers end the test after SECS and
  * print interim lines. The server's figures come back over the same
  * association (services.h describes the exchange); the table is netperf's.
- * RFC 9260 governs the association itself.
+ * RFC 9260 governs the association itself. The SCTP sending helpers
+ * (ns_cmd_sctp_*) are shared with `nstack sctp send` (sctpcmd.c).
  */
 #include <errno.h>
 #include <arpa/inet.h>
@@ -29,7 +30,6 @@
 #include "tools/ctl.h"
 #include "tools/services.h"
 
-#define PERF_MAX_MSG     (1u << 20)
 #define PERF_REPORT_WAIT 30000000u /* us the server has to account for the data */
 #define PERF_NEIGH_CHECK 200000u   /* us between looks at the next hop while connecting */
 
@@ -77,11 +77,13 @@ static void job_free(struct perf_job *j)
     free(j);
 }
 
+/* ---- sending over SCTP: shared with `nstack sctp send` (sctpcmd.c) ---- */
+
 /* The socket refuses a message larger than its SO_SNDBUF (EMSGSIZE, see
  * ns_sctp_sendv), so raise it when the message needs more. The value set
  * is doubled, as on Linux: two messages fit, one waiting while the engine
  * takes the one before it. */
-static void perf_fit_sndbuf(struct ns_rt *rt, int sd, uint32_t msgsize)
+void ns_cmd_sctp_fit_sndbuf(struct ns_rt *rt, int sd, uint32_t msgsize)
 {
     int cur = 0;
     socklen_t l = sizeof(cur);
@@ -97,7 +99,7 @@ static void perf_fit_sndbuf(struct ns_rt *rt, int sd, uint32_t msgsize)
  * The socket layer keeps the value the daemon started with (ns_rt copies
  * the engine's parameters once), so only --sysctl at start raises it; the
  * receiving daemon needs nothing (it takes larger messages in pieces). */
-static bool perf_msg_fits(struct ns_cmd_sess *sess, const char *what, uint32_t size)
+bool ns_cmd_sctp_msg_fits(struct ns_cmd_sess *sess, const char *what, uint32_t size)
 {
     uint32_t max = 0;
     if (ns_sysctl_get(sess->env->s, "sctp.max_message_bytes", &max) < 0 || size <= max)
@@ -109,9 +111,9 @@ static bool perf_msg_fits(struct ns_cmd_sess *sess, const char *what, uint32_t s
     return false;
 }
 
-/* A send refused with EMSGSIZE although perf_msg_fits passed: the sysctl
- * was raised after the daemon started, which the sockets do not see. */
-static void perf_send_errorf(struct ns_cmd_sess *sess, const char *what, uint32_t dst,
+/* A send refused with EMSGSIZE although ns_cmd_sctp_msg_fits passed: the
+ * sysctl was raised after the daemon started, which the sockets do not see. */
+void ns_cmd_sctp_send_errorf(struct ns_cmd_sess *sess, const char *what, uint32_t dst,
                              uint16_t port, int err, uint32_t size)
 {
     char b[16];
@@ -124,6 +126,33 @@ static void perf_send_errorf(struct ns_cmd_sess *sess, const char *what, uint32_
     else
         ns_cmd_errorf(sess, "%s: send %s port %u: %s", what, ns_ip_fmt(dst, b), port,
                       strerror(err));
+}
+
+/* HOST or HOST:UDPPORT; a UDP port makes the association to HOST run over
+ * UDP encapsulation to that port (RFC 6951): it becomes the stack's
+ * remote encapsulation port for HOST (ns_stack_sctp_set_encap_port). */
+bool ns_cmd_sctp_parse_host(struct ns_cmd_sess *sess, const char *what, const char *v,
+                            uint32_t *dst)
+{
+    char a[32];
+    const char *colon = strchr(v, ':');
+    size_t l = colon ? (size_t)(colon - v) : strlen(v);
+    uint32_t up = 0;
+    if (l >= sizeof(a) || (memcpy(a, v, l), a[l] = '\0', !ns_ip_parse_addr(a, dst)) || *dst == 0) {
+        ns_cmd_errorf(sess, "bad address '%s'", v);
+        return false;
+    }
+    if (!colon)
+        return true;
+    if (!ns_arg_u32(colon + 1, 1, 65535, &up)) {
+        ns_cmd_errorf(sess, "%s: bad UDP port in '%s' (HOST:UDPPORT, 1-65535)", what, v);
+        return false;
+    }
+    if (ns_stack_sctp_set_encap_port(sess->env->s, *dst, (uint16_t)up) < 0) {
+        ns_cmd_errorf(sess, "%s: too many peers with their own UDP port", what);
+        return false;
+    }
+    return true;
 }
 
 static void stop_sending(struct perf_job *j)
@@ -289,7 +318,7 @@ static void *perf_main(void *arg)
         ns_setsockopt(rt, sd, NS_SOL_SOCKET, NS_SO_SNDBUF, &j->sndbuf_opt, sizeof(int));
     if (j->rcvbuf_opt)
         ns_setsockopt(rt, sd, NS_SOL_SOCKET, NS_SO_RCVBUF, &j->rcvbuf_opt, sizeof(int));
-    perf_fit_sndbuf(rt, sd, j->msgsize); /* -S too small for -m was refused up front */
+    ns_cmd_sctp_fit_sndbuf(rt, sd, j->msgsize); /* -S too small for -m was refused up front */
     socklen_t l = sizeof(int);
     ns_getsockopt(rt, sd, NS_SOL_SOCKET, NS_SO_SNDBUF, &j->sndbuf, &l);
     l = sizeof(int);
@@ -494,7 +523,7 @@ static void done_fn(struct ns_rt *rt, void *arg)
     struct ns_cmd_sess *sess = j->sess;
     int status = NS_EXIT_OK;
     if (j->err && strcmp(j->err_what, "send") == 0) {
-        perf_send_errorf(sess, "perf", j->dst, j->port, j->err, j->msgsize);
+        ns_cmd_sctp_send_errorf(sess, "perf", j->dst, j->port, j->err, j->msgsize);
         status = NS_EXIT_FAIL;
     } else if (j->err) {
         char b[16];
@@ -564,7 +593,7 @@ static bool perf_opt(struct ns_cmd_sess *sess, void *arg, char opt, const char *
         ok = ns_arg_seconds(val, &o->secs_us) && o->secs_us > 0;
         break;
     case 'm':
-        ok = ns_arg_u32(val, 1, PERF_MAX_MSG, &o->msgsize);
+        ok = ns_arg_u32(val, 1, NS_CMD_SCTP_MAX_MSG, &o->msgsize);
         break;
     case 'n':
         ok = ns_arg_u32(val, 1, 65535, &o->streams);
@@ -590,32 +619,6 @@ static bool perf_opt(struct ns_cmd_sess *sess, void *arg, char opt, const char *
     return ok;
 }
 
-/* HOST or HOST:UDPPORT; a UDP port makes the association to HOST run over
- * UDP encapsulation to that port (RFC 6951): it becomes the stack's
- * remote encapsulation port for HOST (ns_stack_sctp_set_encap_port). */
-static bool parse_host(struct ns_cmd_sess *sess, const char *what, const char *v, uint32_t *dst)
-{
-    char a[32];
-    const char *colon = strchr(v, ':');
-    size_t l = colon ? (size_t)(colon - v) : strlen(v);
-    uint32_t up = 0;
-    if (l >= sizeof(a) || (memcpy(a, v, l), a[l] = '\0', !ns_ip_parse_addr(a, dst)) || *dst == 0) {
-        ns_cmd_errorf(sess, "bad address '%s'", v);
-        return false;
-    }
-    if (!colon)
-        return true;
-    if (!ns_arg_u32(colon + 1, 1, 65535, &up)) {
-        ns_cmd_errorf(sess, "%s: bad UDP port in '%s' (HOST:UDPPORT, 1-65535)", what, v);
-        return false;
-    }
-    if (ns_stack_sctp_set_encap_port(sess->env->s, *dst, (uint16_t)up) < 0) {
-        ns_cmd_errorf(sess, "%s: too many peers with their own UDP port", what);
-        return false;
-    }
-    return true;
-}
-
 void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now)
 {
     struct perf_opts o = {
@@ -636,7 +639,7 @@ void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t
         ns_cmd_finish(sess, NS_EXIT_USAGE);
         return;
     }
-    if (!parse_host(sess, "perf", o.host, &dst)) {
+    if (!ns_cmd_sctp_parse_host(sess, "perf", o.host, &dst)) {
         ns_cmd_finish(sess, NS_EXIT_USAGE);
         return;
     }
@@ -663,7 +666,7 @@ void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t
         ns_cmd_finish(sess, NS_EXIT_USAGE);
         return;
     }
-    if (!perf_msg_fits(sess, "perf", o.msgsize)) {
+    if (!ns_cmd_sctp_msg_fits(sess, "perf", o.msgsize)) {
         ns_cmd_finish(sess, NS_EXIT_FAIL);
         return;
     }
@@ -714,307 +717,4 @@ void ns_cmd_perf(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t
     /* Hosted mode has no next hop to watch: the host's UDP does that. */
     if (!ns_stack_sctp_is_hosted(env->s))
         ns_timer_arm(&env->timers, &j->t_conn, now + PERF_NEIGH_CHECK);
-}
-
-/* ---- `nstack sctp send`: one message, and the replies within a wait ---- */
-
-/* Replies are gathered piece by piece up to their end (a message above the
- * partial delivery point comes in several reads); beyond this much the
- * rest of a reply is counted but not kept. */
-#define SSEND_MAX_REPLY (4u << 20)
-#define SSEND_READ      65536u
-
-struct ssend_job {
-    struct ns_cmd_sess *sess; /* stack thread; NULL once the session is gone */
-    struct ns_svc *svc;
-    struct ns_rt *rt;
-    uint32_t dst;
-    uint16_t port, sid;
-    uint32_t ppid;
-    uint64_t wait_us;
-    uint32_t size; /* -m: a pattern message of this many bytes instead of TEXT */
-    struct ns_sbuf text, out;
-    pthread_t thread;
-    atomic_bool stop;
-    bool thread_done;
-    int err;
-    const char *err_what;
-    unsigned replies, mismatches;
-};
-
-static void ssend_job_free(struct ssend_job *j)
-{
-    ns_sbuf_free(&j->text);
-    ns_sbuf_free(&j->out);
-    free(j);
-}
-
-/* -m's message: byte i is i mod 251. A prime period makes a piece echoed
- * at the wrong place (or alone, as a whole message) differ from what was
- * sent unless it is shifted by a multiple of 251. */
-static uint8_t ssend_pattern(size_t i)
-{
-    return (uint8_t)(i % 251u);
-}
-
-/* The first byte where a reply differs from the -m message, or len when it
- * is the message (a shorter or longer reply differs at the shorter end). */
-static size_t ssend_diff(const uint8_t *p, size_t len, size_t kept, uint32_t size)
-{
-    size_t n = kept < size ? kept : size;
-    for (size_t i = 0; i < n; i++)
-        if (p[i] != ssend_pattern(i))
-            return i;
-    return len == size ? len : n;
-}
-
-static void ssend_done_fn(struct ns_rt *rt, void *arg)
-{
-    struct ssend_job *j = arg;
-    (void)rt;
-    pthread_join(j->thread, NULL);
-    j->thread_done = true;
-    ns_svc_job_end(j->svc);
-    if (!j->sess) {
-        ssend_job_free(j);
-        return;
-    }
-    ns_cmd_put_sbuf(j->sess, 1, &j->out);
-    if (j->err && strcmp(j->err_what, "send") == 0) {
-        perf_send_errorf(j->sess, "sctp send", j->dst, j->port, j->err,
-                         j->size ? j->size : (uint32_t)j->text.len);
-    } else if (j->err) {
-        char b[16];
-        ns_cmd_errorf(j->sess, "sctp send: %s %s port %u: %s", j->err_what, ns_ip_fmt(j->dst, b),
-                      j->port, strerror(j->err));
-    } else if (j->mismatches) {
-        ns_cmd_errorf(j->sess, "sctp send: %u of %u replies differ from the message", j->mismatches,
-                      j->replies);
-    }
-    ns_cmd_finish(j->sess, j->err || j->mismatches ? NS_EXIT_FAIL : NS_EXIT_OK);
-}
-
-/* One whole reply (or as much of it as was kept): a line of output. */
-static void ssend_reply(struct ssend_job *j, const struct ns_sctp_rcvinfo *ri, const uint8_t *p,
-                        size_t len, size_t kept)
-{
-    ns_sbuf_printf(&j->out, "reply stream %u ppid %" PRIu32 " len %zu: ", ri->rcv_sid, ri->rcv_ppid,
-                   len);
-    j->replies++;
-    if (!j->size) {
-        ns_sbuf_escape(&j->out, p, kept);
-        ns_sbuf_puts(&j->out, kept < len ? "...\n" : "\n");
-        return;
-    }
-    size_t d = ssend_diff(p, len, kept, j->size);
-    if (d == len) {
-        ns_sbuf_puts(&j->out, "same as sent\n");
-        return;
-    }
-    ns_sbuf_printf(&j->out, "differs from byte %zu\n", d);
-    j->mismatches++;
-}
-
-static void *ssend_main(void *arg)
-{
-    struct ssend_job *j = arg;
-    struct ns_rt *rt = j->rt;
-    size_t cap = SSEND_MAX_REPLY + SSEND_READ;
-    uint8_t *buf = malloc(cap);
-    uint8_t *msg = NULL;
-    size_t msglen = j->size ? j->size : j->text.len;
-    if (buf && j->size && (msg = malloc(j->size)) != NULL)
-        for (size_t i = 0; i < j->size; i++)
-            msg[i] = ssend_pattern(i);
-    int sd = buf && (!j->size || msg) ? ns_socket(rt, NS_SOCK_STREAM) : -1;
-    if (sd < 0) {
-        j->err = buf && (!j->size || msg) ? errno : ENOMEM;
-        j->err_what = "socket";
-        goto out;
-    }
-    struct ns_sctp_initmsg im = {.sinit_num_ostreams = (uint16_t)(j->sid + 1),
-                                 .sinit_max_instreams = 16,
-                                 .sinit_max_attempts = 4,
-                                 .sinit_max_init_timeo = 2000};
-    ns_setsockopt(rt, sd, NS_IPPROTO_SCTP, NS_SCTP_INITMSG, &im, sizeof(im));
-    perf_fit_sndbuf(rt, sd, (uint32_t)msglen);
-    struct sockaddr_in sin = {
-        .sin_family = AF_INET, .sin_port = htons(j->port), .sin_addr.s_addr = htonl(j->dst)};
-    if (ns_connect(rt, sd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
-        j->err = errno;
-        j->err_what = "connect";
-        goto out;
-    }
-    struct ns_sctp_sndinfo si = {.snd_sid = j->sid, .snd_ppid = j->ppid};
-    struct iovec iov = {msg ? (void *)msg : (void *)ns_sbuf_str(&j->text), msglen};
-    if (ns_sctp_sendv(rt, sd, &iov, 1, NULL, 0, &si, sizeof(si), NS_SCTP_SENDV_SNDINFO, 0) < 0) {
-        j->err = errno;
-        j->err_what = "send";
-        goto out;
-    }
-    ns_set_nonblock(rt, sd, true);
-    int efd = ns_socket_fd(rt, sd);
-    uint64_t until = ns_svc_mono_us() + j->wait_us;
-    size_t len = 0; /* of the reply so far; at most cap - SSEND_READ of it kept */
-    while (!atomic_load(&j->stop) && !ns_svc_stopping(j->svc) && ns_svc_mono_us() < until) {
-        struct ns_sctp_rcvinfo ri;
-        socklen_t il = sizeof(ri);
-        unsigned it = 0;
-        int fl = 0;
-        size_t kept = len < SSEND_MAX_REPLY ? len : SSEND_MAX_REPLY;
-        struct iovec riov = {buf + kept, SSEND_READ};
-        ssize_t n =
-            ns_sctp_recvv(rt, sd, &riov, 1, NULL, NULL, &ri, &il, &it, &fl, NS_MSG_DONTWAIT);
-        if (n < 0 && errno == EAGAIN) {
-            struct pollfd pf = {.fd = efd, .events = POLLIN};
-            poll(&pf, 1, 50);
-            continue;
-        }
-        if (n <= 0)
-            break; /* the peer shut down or went away: nothing more comes */
-        if (fl & NS_MSG_NOTIFICATION)
-            continue;
-        if (it != NS_SCTP_RECVV_RCVINFO)
-            memset(&ri, 0, sizeof(ri));
-        len += (size_t)n;
-        if (!(fl & NS_MSG_EOR))
-            continue; /* one-to-one: the next read continues this message */
-        kept = len < SSEND_MAX_REPLY ? len : SSEND_MAX_REPLY;
-        ssend_reply(j, &ri, buf, len, kept);
-        len = 0;
-    }
-out:
-    if (sd >= 0)
-        ns_close(rt, sd);
-    free(msg);
-    free(buf);
-    ns_rt_post(rt, ssend_done_fn, j);
-    return NULL;
-}
-
-static void ssend_interrupt(struct ns_cmd_sess *sess, uint64_t now)
-{
-    struct ssend_job *j = sess->priv;
-    (void)now;
-    atomic_store(&j->stop, true);
-}
-
-static void ssend_release(struct ns_cmd_sess *sess)
-{
-    struct ssend_job *j = sess->priv;
-    j->sess = NULL;
-    atomic_store(&j->stop, true);
-    if (j->thread_done)
-        ssend_job_free(j);
-}
-
-static const struct ns_cmd_kind ssend_kind = {
-    .name = "sctp send",
-    .interrupt = ssend_interrupt,
-    .release = ssend_release,
-};
-
-struct ssend_opts {
-    uint32_t sid, ppid, size;
-    uint64_t wait_us;
-};
-
-static bool ssend_opt(struct ns_cmd_sess *sess, void *arg, char opt, const char *val)
-{
-    struct ssend_opts *o = arg;
-    bool ok = true;
-    if (opt == 'i')
-        ok = ns_arg_u32(val, 0, 65534, &o->sid);
-    else if (opt == 'P')
-        ok = ns_arg_u32(val, 0, UINT32_MAX, &o->ppid);
-    else if (opt == 'W')
-        ok = ns_arg_seconds(val, &o->wait_us);
-    else if (opt == 'm')
-        ok = ns_arg_u32(val, 1, PERF_MAX_MSG, &o->size);
-    if (!ok)
-        ns_cmd_errorf(sess, "sctp send: bad -%c '%s' (see: nstack sctp --help)", opt, val);
-    return ok;
-}
-
-void ns_cmd_sctp_send(struct ns_cmd_sess *sess, int argc, char *const *argv, uint64_t now)
-{
-    (void)now;
-    struct ssend_opts o = {.wait_us = 1000000u};
-    const struct ns_cmd_optspec spec = {.name = "sctp send",
-                                        .with_arg = "iPWm",
-                                        .flags = "",
-                                        .verbatim_after = 2,
-                                        .cb = ssend_opt,
-                                        .arg = &o};
-    const char *pos[NS_CTL_MAX_ARGS];
-    /* From "send", which getopt skips as the command name. */
-    int npos = ns_cmd_getopt(sess, &spec, argc - 1, argv + 1, pos, NS_CTL_MAX_ARGS);
-    if (npos < 0) {
-        ns_cmd_finish(sess, NS_EXIT_USAGE);
-        return;
-    }
-    uint32_t dst;
-    uint16_t port;
-    if (npos < (o.size ? 2 : 3)) {
-        ns_cmd_errorf(sess, "sctp send: HOST PORT TEXT required (see: nstack sctp --help)");
-        ns_cmd_finish(sess, NS_EXIT_USAGE);
-        return;
-    }
-    if (o.size && npos > 2) {
-        ns_cmd_errorf(sess, "sctp send: -m SIZE sends its own message: no TEXT after PORT");
-        ns_cmd_finish(sess, NS_EXIT_USAGE);
-        return;
-    }
-    if (!parse_host(sess, "sctp send", pos[0], &dst)) {
-        ns_cmd_finish(sess, NS_EXIT_USAGE);
-        return;
-    }
-    if (!ns_arg_port(pos[1], &port)) {
-        ns_cmd_errorf(sess, "sctp send: bad port '%s' (1-65535)", pos[1]);
-        ns_cmd_finish(sess, NS_EXIT_USAGE);
-        return;
-    }
-    struct ns_rt *rt = ns_svc_rt(sess->env->svc);
-    if (!rt || ns_svc_stopping(sess->env->svc)) {
-        ns_cmd_errorf(sess, "sctp send: this stack has no socket runtime (run it in the daemon)");
-        ns_cmd_finish(sess, NS_EXIT_FAIL);
-        return;
-    }
-    if (o.size && !perf_msg_fits(sess, "sctp send", o.size)) {
-        ns_cmd_finish(sess, NS_EXIT_FAIL);
-        return;
-    }
-    struct ssend_job *j = calloc(1, sizeof(*j));
-    if (!j) {
-        ns_cmd_errorf(sess, "out of memory");
-        ns_cmd_finish(sess, NS_EXIT_FAIL);
-        return;
-    }
-    ns_sbuf_init(&j->text);
-    ns_sbuf_init(&j->out);
-    for (int i = 2; i < npos; i++) {
-        if (i > 2)
-            ns_sbuf_puts(&j->text, " ");
-        ns_sbuf_puts(&j->text, pos[i]);
-    }
-    j->sess = sess;
-    j->svc = sess->env->svc;
-    j->rt = rt;
-    j->dst = dst;
-    j->port = port;
-    j->sid = (uint16_t)o.sid;
-    j->ppid = o.ppid;
-    j->wait_us = o.wait_us;
-    j->size = o.size;
-    atomic_init(&j->stop, false);
-    ns_svc_job_begin(j->svc);
-    int e = pthread_create(&j->thread, NULL, ssend_main, j);
-    if (e) {
-        ns_svc_job_end(j->svc);
-        ssend_job_free(j);
-        ns_cmd_errorf(sess, "sctp send: thread: %s", strerror(e));
-        ns_cmd_finish(sess, NS_EXIT_FAIL);
-        return;
-    }
-    ns_cmd_make_long(sess, &ssend_kind, j);
 }

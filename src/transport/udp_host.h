@@ -63,6 +63,7 @@
 #include "core/counters.h"
 #include "core/pkt.h"
 #include "sctp/sctp.h"
+#include "nstack/udp_host.h"
 
 #define NS_UDP_HOST_DEFAULT_PORT 9899
 /* Datagrams per recvmmsg / sendmmsg call. */
@@ -108,57 +109,8 @@ struct ns_udp_host_stats {
     NS_UDP_HOST_COUNTERS(NS_CTR_FIELD)
 };
 
-struct ns_udp_host;
-
-struct ns_udp_host_opts {
-    uint32_t addr;      /* host order; 0 = any */
-    uint16_t port;      /* 0 = NS_UDP_HOST_DEFAULT_PORT */
-    bool ephemeral;     /* port 0 really means "kernel picks" (tests) */
-    int sndbuf, rcvbuf; /* SO_SNDBUF / SO_RCVBUF bytes; 0 = the system's */
-    bool no_offload;    /* neither UDP_SEGMENT nor UDP_GRO (tests, A/B runs) */
-};
-
-/* Open and bind the socket. NULL with *err = -errno on failure. */
-struct ns_udp_host *ns_udp_host_open(uint32_t addr, uint16_t port, int *err);
-struct ns_udp_host *ns_udp_host_open_opts(const struct ns_udp_host_opts *o, int *err);
-/* Sends what is queued, then closes. */
-void ns_udp_host_close(struct ns_udp_host *h, uint64_t now);
-
-int ns_udp_host_fd(const struct ns_udp_host *h);
-/* The bound port and address (host order). */
-uint16_t ns_udp_host_port(const struct ns_udp_host *h);
-uint32_t ns_udp_host_addr(const struct ns_udp_host *h);
-/* Whether sends use UDP_SEGMENT now (off after a fallback) and whether the
- * socket accepts UDP_GRO buffers. */
-bool ns_udp_host_gso(const struct ns_udp_host *h);
-bool ns_udp_host_gro(const struct ns_udp_host *h);
-
-/* Read up to max_batches batches (0 = 1) of datagrams and hand each to
- * ns_sctp_input. Returns the number of datagrams handed over, 0 when
- * nothing was waiting. */
-unsigned ns_udp_host_recv(struct ns_udp_host *h, struct ns_sctp *sctp, unsigned max_batches,
-                          uint64_t now);
-
-/* ns_sctp_ops.output: ctx is the ns_udp_host. Takes p. */
-void ns_udp_host_output(void *ctx, struct ns_pkt *p, const struct ns_sctp_addr *src,
-                        const struct ns_sctp_addr *dst, uint64_t now);
-/* sendmmsg everything queued. Datagrams the kernel refuses are dropped
- * and counted (SCTP retransmits). */
-void ns_udp_host_flush(struct ns_udp_host *h, uint64_t now);
-/* Datagrams queued and not yet sent. */
-unsigned ns_udp_host_pending(const struct ns_udp_host *h);
-
-/* Record every datagram sent and received as an Ethernet/IPv4/UDP frame
- * (NULL stops). The caller keeps ownership of pc. */
-/* A capture (e.g. dev/pcap.h's ns_pcap_capture with a struct ns_pcap):
- * every datagram sent and received, as the Ethernet/IPv4/UDP frame the
- * wire would carry (UDP checksum 0, IPv4 checksum real), one per datagram
- * whatever offload did. fn returns < 0 on a write error (pcap_errors).
- * NULL turns it off. */
-typedef int (*ns_udp_host_capture_fn)(void *ctx, const void *frame, uint32_t len, uint64_t now);
-void ns_udp_host_set_capture(struct ns_udp_host *h, ns_udp_host_capture_fn fn, void *ctx);
+/* The API (open, recv, output, flush, capture) is public: nstack/udp_host.h. */
 
 const struct ns_udp_host_stats *ns_udp_host_stats(const struct ns_udp_host *h);
-size_t ns_udp_host_counters(const struct ns_udp_host *h, struct ns_ctr_group *out, size_t max);
 
 #endif

@@ -430,8 +430,7 @@ static void ns_start(struct ns_side *s, const struct ns_sctp_params *p, const ch
         struct ns_stack_config sc = {.seed = 0, .params = &sp};
         s->st = ns_stack_new(&sc, now);
         assert_non_null(s->st);
-        s->st->hooks.sctp_event = ns_event;
-        s->st->hooks.ctx = s;
+        ns_stack_set_sctp_event(s->st, ns_event, s);
         int idx = ns_stack_add_iface(s->st, "veth", &s->dev->mac, s->dev->mtu);
         assert_true(idx > 0);
         s->ifindex = (uint32_t)idx;

@@ -140,10 +140,8 @@ static void fx_init(struct fx *f, uint64_t seed, uint32_t loss_ppm)
     int b = sim_add_stack(f->sim, "b", IP_B, 24, NULL);
     f->sa = sim_stack(f->sim, a);
     f->sb = sim_stack(f->sim, b);
-    f->sa->hooks.sctp_event = on_event_a;
-    f->sa->hooks.sctp_ctx = f;
-    f->sb->hooks.sctp_event = on_event_b;
-    f->sb->hooks.sctp_ctx = f;
+    ns_stack_set_sctp_event(f->sa, on_event_a, f);
+    ns_stack_set_sctp_event(f->sb, on_event_b, f);
     struct ns_sctp_params p = f->sa->sctp.p;
     p.rto_min_ms = 200;
     p.rto_initial_ms = 500;

@@ -110,10 +110,8 @@ static void run(uint64_t seed, struct outcome *o)
     int b = sim_add_stack(sim, "b", IP_B, 24, NULL);
     struct ns_stack *sa = sim_stack(sim, a), *sb = sim_stack(sim, b);
     struct side da = {0}, db = {0};
-    sa->hooks.sctp_event = on_event;
-    sa->hooks.sctp_ctx = &da;
-    sb->hooks.sctp_event = on_event;
-    sb->hooks.sctp_ctx = &db;
+    ns_stack_set_sctp_event(sa, on_event, &da);
+    ns_stack_set_sctp_event(sb, on_event, &db);
     struct ns_memlink_cfg cfg = {
         .loss_ppm = NS_MEMLINK_PPM(0.02),
         .dup_ppm = NS_MEMLINK_PPM(0.02),

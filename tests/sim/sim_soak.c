@@ -600,8 +600,7 @@ static void test_soak(void **st)
     for (int x = 0; x < 2; x++) {
         ns_sctp_set_params(&k.st[x]->sctp, &p);
         k.nc[x] = (struct node_ctx){&k, x};
-        k.st[x]->hooks.sctp_event = on_event;
-        k.st[x]->hooks.sctp_ctx = &k.nc[x];
+        ns_stack_set_sctp_event(k.st[x], on_event, &k.nc[x]);
     }
     struct ns_memlink_cfg cfg = {
         .loss_ppm = NS_MEMLINK_PPM(0.02),

@@ -90,8 +90,7 @@ int sim_add_stack(struct sim *sim, const char *name, uint32_t ip, uint8_t plen,
         n->mac = *mac;
     else
         ns_dev_mac_from_name(name, &n->mac);
-    n->s->hooks.icmp_event = on_icmp;
-    n->s->hooks.ctx = n;
+    ns_stack_set_icmp_event(n->s, on_icmp, n);
     sim->n_nodes++;
     return id;
 }

@@ -25,10 +25,10 @@ static void drain_fn(struct ns_rt *rt, void *arg)
 }
 
 /* Called inside stack processing: only schedule the drain. */
-static void tx_ready(void *ctx, struct ns_iface *ifc)
+static void tx_ready(void *ctx, uint32_t ifindex)
 {
     struct stp_side *sd = ctx;
-    (void)ifc;
+    (void)ifindex;
     if (sd->rt && !atomic_exchange(&sd->drain_posted, true))
         ns_rt_post(sd->rt, drain_fn, sd);
 }
@@ -47,8 +47,7 @@ int stp_init(struct stp *p, bool rcvq_lock)
         sd->s = ns_stack_new(&cfg, now);
         if (!sd->s)
             return -1;
-        sd->s->hooks.tx_ready = tx_ready;
-        sd->s->hooks.ctx = sd;
+        ns_stack_set_tx_ready(sd->s, tx_ready, sd);
         struct ns_mac mac = {{0x02, 0, 0, 0, 0, (uint8_t)(i + 1)}};
         int idx = ns_stack_add_iface(sd->s, "eth0", &mac, 1500);
         if (idx != 1 || ns_stack_set_addr(sd->s, 1, ips[i], 24, now) != 0 ||

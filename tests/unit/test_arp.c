@@ -87,8 +87,7 @@ static struct fix *make(uint64_t seed)
     struct ns_stack_config cfg = {.seed = seed, .params = NULL};
     f->s = ns_stack_new(&cfg, f->now);
     assert_non_null(f->s);
-    f->s->hooks.icmp_event = on_icmp;
-    f->s->hooks.ctx = f;
+    ns_stack_set_icmp_event(f->s, on_icmp, f);
     int idx = ns_stack_add_iface(f->s, "eth0", &OUR_MAC, 1500);
     assert_true(idx > 0);
     f->ifindex = (uint32_t)idx;

@@ -389,6 +389,33 @@ static void test_simultaneous_shutdown(void **state)
     sp_pair_free(&p);
 }
 
+/* Every state change is one counted transition (assoc_set_state): the
+ * initiator goes CLOSED, COOKIE-WAIT, COOKIE-ECHOED, ESTABLISHED,
+ * SHUTDOWN-PENDING, SHUTDOWN-SENT, CLOSED; the listener CLOSED (a new TCB),
+ * ESTABLISHED, SHUTDOWN-RECEIVED, SHUTDOWN-ACK-SENT, CLOSED. */
+static void test_state_changes_counted(void **state)
+{
+    (void)state;
+    struct sp_pair p;
+    struct ns_sctp_assoc_info ia, ib;
+    assert_true(sp_pair_setup(&p, 407, NULL, NULL, 1, 1, DELAY));
+    ns_sctp_assoc_info(p.aa, &ia);
+    ns_sctp_assoc_info(p.ab, &ib);
+    assert_int_equal(ia.stats.state_changes, 3);
+    assert_int_equal(ib.stats.state_changes, 1);
+    ns_sctp_shutdown(p.aa, p.net->now);
+    sp_run_for(p.net, 5 * DELAY);
+    assert_int_equal(ns_sctp_assoc_state(p.aa), NS_SCTP_CLOSED);
+    assert_int_equal(ns_sctp_assoc_state(p.ab), NS_SCTP_CLOSED);
+    ns_sctp_assoc_info(p.aa, &ia);
+    ns_sctp_assoc_info(p.ab, &ib);
+    assert_int_equal(ia.stats.state_changes, 6);
+    assert_int_equal(ib.stats.state_changes, 4);
+    assert_int_equal(p.a->sctp.stats.state_changes, 6);
+    assert_int_equal(p.b->sctp.stats.state_changes, 4);
+    sp_pair_free(&p);
+}
+
 /* Releasing a live handle shuts down gracefully; the engine frees the
  * association when done and reports nothing more. */
 static void test_release(void **state)
@@ -446,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_t3_max_retrans),
         cmocka_unit_test(test_shutdown_received_with_queue),
         cmocka_unit_test(test_simultaneous_shutdown),
+        cmocka_unit_test(test_state_changes_counted),
         cmocka_unit_test(test_release),
         cmocka_unit_test(test_release_in_callback),
     };

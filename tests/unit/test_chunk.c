@@ -2,7 +2,8 @@
  * writer reproduces them byte for byte; every chunk type, parameter and error
  * cause round-trips; malformed input gets the exact verdict; the four
  * upper-bit actions for unknown chunks and parameters; the writer's budget,
- * bundling rules and zero-copy frags.
+ * bundling rules and zero-copy frags; its latching of the first error and
+ * optional sections; rewinding the reader and one-chunk readers.
  *
  * The ref_* packets (SCTP common header onwards) were generated offline with
  * /usr/bin/python3 and scapy 2.5.0:
@@ -1692,6 +1693,266 @@ static void test_writer_rules(void **state)
     ns_buf_put(b);
 }
 
+/* ---- writer: latching and optional sections ----------------------------- */
+
+/* The scapy INIT as a latching writer writes it: one check, at the end,
+ * and the same bytes as call-by-call checking. */
+static void test_writer_latch_same_bytes(void **state)
+{
+    (void)state;
+    struct ns_sctp_writer w;
+    assert_int_equal(ns_sctp_wr_start(&w, 1452, 5000, 5001, 0), NS_SCTP_WR_OK);
+    ns_sctp_wr_latch(&w);
+    ns_sctp_wr_init_begin(&w, false, 0x11223344, 106496, 10, 65535, 0x55667788);
+    ns_sctp_wr_param_ipv4(&w, 0xc6120001);
+    ns_sctp_wr_param_ipv4(&w, 0xc6120002);
+    const uint16_t sat[] = {NS_SCTP_ADDRTYPE_IPV4};
+    ns_sctp_wr_param_supported_addr_types(&w, sat, 1);
+    ns_sctp_wr_param_cookie_preservative(&w, 5000);
+    ns_sctp_wr_param_ecn(&w);
+    const uint8_t ext[] = {NS_SCTP_CT_FORWARD_TSN, NS_SCTP_CT_I_DATA};
+    ns_sctp_wr_param_supported_ext(&w, ext, 2);
+    ns_sctp_wr_param_forward_tsn(&w);
+    assert_int_equal(ns_sctp_wr_end(&w), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_error(&w), NS_SCTP_WR_OK);
+    expect_pkt(ns_sctp_wr_finish(&w), ref_init, sizeof(ref_init));
+}
+
+/* The first failure sticks: later calls write nothing and return it, end
+ * and finish report it, and finish leaves the packet to be discarded. */
+static void test_writer_latch_first_error(void **state)
+{
+    (void)state;
+    struct ns_sctp_writer w;
+    struct ns_buf *b = mkbuf(200, 5);
+    assert_int_equal(ns_sctp_wr_start(&w, 64, 1, 2, 3), NS_SCTP_WR_OK);
+    ns_sctp_wr_latch(&w);
+    assert_int_equal(ns_sctp_wr_abort_begin(&w, false), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_cause_user_abort(&w, b->data, 19), NS_SCTP_WR_OK);
+    assert_int_equal(w.pkt->len, 12 + 4 + 24);
+    /* Does not fit: nothing of it is written, and it is latched. */
+    assert_int_equal(ns_sctp_wr_cause_user_abort(&w, b->data, 30), NS_SCTP_WR_NOROOM);
+    assert_int_equal(w.pkt->len, 40);
+    assert_int_equal(ns_sctp_wr_error(&w), NS_SCTP_WR_NOROOM);
+    /* Would fit, but the writer has failed: a no-op returning NOROOM. */
+    assert_int_equal(ns_sctp_wr_cause_no_user_data(&w, 5), NS_SCTP_WR_NOROOM);
+    assert_int_equal(ns_sctp_wr_u32(&w, 7), NS_SCTP_WR_NOROOM);
+    assert_int_equal(w.pkt->len, 40);
+    assert_int_equal(ns_sctp_wr_end(&w), NS_SCTP_WR_NOROOM);
+    assert_int_not_equal(w.chunk_off, 0); /* end was a no-op too */
+    assert_null(ns_sctp_wr_finish(&w));
+    assert_non_null(w.pkt); /* nothing changed: the caller discards */
+    assert_int_equal(ns_sctp_wr_error(&w), NS_SCTP_WR_NOROOM);
+    /* cancel still drops the open chunk, but does not forgive. */
+    ns_sctp_wr_cancel(&w);
+    assert_int_equal(w.pkt->len, 12);
+    assert_int_equal(ns_sctp_wr_cookie_ack(&w), NS_SCTP_WR_NOROOM);
+    ns_sctp_wr_discard(&w);
+    assert_int_equal(ns_sctp_wr_error(&w), NS_SCTP_WR_OK);
+
+    /* The first error is the one kept, whatever fails next. */
+    struct ns_sctp_chunk_data d = dchunk(b, 0, 8, 1);
+    assert_int_equal(ns_sctp_wr_start(&w, 1500, 1, 2, 3), NS_SCTP_WR_OK);
+    ns_sctp_wr_latch(&w);
+    assert_int_equal(ns_sctp_wr_data(&w, &d), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_sack(&w, 1, 2, NULL, 0, NULL, 0, NULL, NULL), NS_SCTP_WR_ORDER);
+    uint32_t len = ns_pkt_len(w.pkt);
+    assert_int_equal(ns_sctp_wr_data(&w, &d), NS_SCTP_WR_ORDER);
+    assert_int_equal(ns_sctp_wr_begin(&w, NS_SCTP_CT_DATA, 0), NS_SCTP_WR_ORDER);
+    assert_int_equal(ns_pkt_len(w.pkt), len);
+    assert_int_equal(w.nchunks, 1);
+    assert_null(ns_sctp_wr_finish(&w));
+    ns_sctp_wr_discard(&w);
+
+    /* A failed start latches too: every call answers with its failure. */
+    assert_int_equal(ns_sctp_wr_start(&w, 15, 1, 2, 3), NS_SCTP_WR_STATE);
+    ns_sctp_wr_latch(&w);
+    assert_int_equal(ns_sctp_wr_init_begin(&w, false, 1, 2, 3, 4, 5), NS_SCTP_WR_STATE);
+    assert_int_equal(ns_sctp_wr_end(&w), NS_SCTP_WR_STATE);
+    assert_null(ns_sctp_wr_finish(&w));
+    ns_alloc_fail_set(1, 0);
+    assert_int_equal(ns_sctp_wr_start(&w, 1500, 1, 2, 3), NS_SCTP_WR_NOMEM);
+    ns_alloc_fail_set(0, 0);
+    ns_sctp_wr_latch(&w);
+    assert_int_equal(ns_sctp_wr_cookie_ack(&w), NS_SCTP_WR_NOMEM);
+    assert_int_equal(ns_sctp_wr_data(&w, &d), NS_SCTP_WR_NOMEM);
+    assert_null(ns_sctp_wr_finish(&w));
+    ns_sctp_wr_discard(&w);
+
+    /* Independent mode (the default) remembers the first failure too, but
+     * goes on: the next call that fits succeeds and end does not look back. */
+    assert_int_equal(ns_sctp_wr_start(&w, 64, 1, 2, 3), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_abort_begin(&w, false), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_cause_user_abort(&w, b->data, 50), NS_SCTP_WR_NOROOM);
+    assert_int_equal(ns_sctp_wr_cause_no_user_data(&w, 5), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_end(&w), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_error(&w), NS_SCTP_WR_NOROOM);
+    struct ns_pkt *p = finish_ok(&w);
+    assert_int_equal(p->len, 12 + 4 + 8);
+    ns_pkt_free(p);
+    ns_buf_put(b);
+}
+
+/* Optional items on a latching writer: what does not fit is left out and
+ * the writer goes on; a section undoes everything it wrote. */
+static void test_writer_optional(void **state)
+{
+    (void)state;
+    struct ns_sctp_writer w;
+    struct ns_sctp_wr_opt o, o2;
+    struct ns_buf *b = mkbuf(200, 9);
+    assert_int_equal(ns_sctp_wr_start(&w, 64, 1, 2, 3), NS_SCTP_WR_OK);
+    ns_sctp_wr_latch(&w);
+    ns_sctp_wr_abort_begin(&w, false);
+    ns_sctp_wr_opt_begin(&w, &o);
+    ns_sctp_wr_cause_user_abort(&w, b->data, 19);
+    assert_int_equal(ns_sctp_wr_opt_end(&w, &o), NS_SCTP_WR_OK);
+    assert_int_equal(w.pkt->len, 40);
+    ns_sctp_wr_opt_begin(&w, &o);
+    ns_sctp_wr_cause_user_abort(&w, b->data, 30);
+    assert_int_equal(ns_sctp_wr_error(&w), NS_SCTP_WR_NOROOM); /* inside: latched */
+    assert_int_equal(ns_sctp_wr_cause_no_user_data(&w, 5), NS_SCTP_WR_NOROOM);
+    assert_int_equal(ns_sctp_wr_opt_end(&w, &o), NS_SCTP_WR_NOROOM);
+    assert_int_equal(w.pkt->len, 40);
+    assert_int_equal(ns_sctp_wr_error(&w), NS_SCTP_WR_OK);
+    assert_true(w.latch);
+    /* Nested: the inner failure is undone, the outer part kept. */
+    ns_sctp_wr_opt_begin(&w, &o);
+    ns_sctp_wr_cause_no_user_data(&w, 6);
+    ns_sctp_wr_opt_begin(&w, &o2);
+    ns_sctp_wr_cause_user_abort(&w, b->data, 30);
+    assert_int_equal(ns_sctp_wr_opt_end(&w, &o2), NS_SCTP_WR_NOROOM);
+    assert_int_equal(ns_sctp_wr_opt_end(&w, &o), NS_SCTP_WR_OK);
+    assert_int_equal(w.pkt->len, 48);
+    assert_int_equal(ns_sctp_wr_end(&w), NS_SCTP_WR_OK);
+    struct ns_pkt *p = finish_ok(&w);
+    struct ns_sctp_reader r;
+    struct ns_sctp_chunk c;
+    struct ns_sctp_causes_view cv;
+    one_chunk(&r, p->data, p->len, &c);
+    assert_int_equal(ns_sctp_parse_causes(&c, &cv), NS_SCTP_V_OK);
+    assert_int_equal(cv.ncauses, 2);
+    ns_pkt_free(p);
+
+    /* A whole optional chunk, on an independent writer: the ERROR whose
+     * cause does not fit goes, the COOKIE ACK before it stays, and the
+     * writer is independent again afterwards. */
+    assert_int_equal(ns_sctp_wr_start(&w, 64, 1, 2, 3), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_cookie_ack(&w), NS_SCTP_WR_OK);
+    assert_int_equal(ns_sctp_wr_cause_user_abort(&w, b->data, 1), NS_SCTP_WR_STATE);
+    ns_sctp_wr_opt_begin(&w, &o);
+    ns_sctp_wr_error_begin(&w);
+    ns_sctp_wr_cause_user_abort(&w, b->data, 60);
+    ns_sctp_wr_end(&w);
+    assert_int_equal(ns_sctp_wr_opt_end(&w, &o), NS_SCTP_WR_NOROOM);
+    assert_int_equal(w.pkt->len, 16);
+    assert_int_equal(w.nchunks, 1);
+    assert_int_equal(w.chunk_off, 0);
+    assert_false(w.latch);
+    assert_int_equal(ns_sctp_wr_error(&w), NS_SCTP_WR_STATE); /* the earlier one, back */
+    assert_int_equal(ns_sctp_wr_shutdown_ack(&w), NS_SCTP_WR_OK);
+    p = finish_ok(&w);
+    assert_int_equal(p->len, 20);
+    ns_pkt_free(p);
+
+    /* On a latching writer that has failed, a section writes nothing and
+     * returns the latched error, which stays. */
+    assert_int_equal(ns_sctp_wr_start(&w, 64, 1, 2, 3), NS_SCTP_WR_OK);
+    ns_sctp_wr_latch(&w);
+    assert_int_equal(ns_sctp_wr_bytes(&w, "x", 1), NS_SCTP_WR_STATE);
+    ns_sctp_wr_opt_begin(&w, &o);
+    assert_int_equal(ns_sctp_wr_cookie_ack(&w), NS_SCTP_WR_STATE);
+    assert_int_equal(ns_sctp_wr_opt_end(&w, &o), NS_SCTP_WR_STATE);
+    assert_int_equal(w.pkt->len, 12);
+    assert_int_equal(ns_sctp_wr_error(&w), NS_SCTP_WR_STATE);
+    ns_sctp_wr_discard(&w);
+
+    /* A section undoes referenced DATA too: frags and their references. */
+    assert_int_equal(ns_sctp_wr_start(&w, 1500, 1, 2, 3), NS_SCTP_WR_OK);
+    w.copy_max = 0;
+    struct ns_sctp_chunk_data d = dchunk(b, 0, 100, 1);
+    assert_int_equal(ns_sctp_wr_data(&w, &d), NS_SCTP_WR_OK);
+    uint32_t before = ns_pkt_len(w.pkt) + (w.side_used - w.side_flushed);
+    uint8_t nfrags = w.pkt->nfrags;
+    ns_sctp_wr_opt_begin(&w, &o);
+    d = dchunk(b, 100, 90, 2);
+    assert_int_equal(ns_sctp_wr_data(&w, &d), NS_SCTP_WR_OK);
+    assert_int_equal(atomic_load(&b->refcnt), 3);
+    d.len = 2000;
+    d.off = 0;
+    d.buf = NULL;
+    assert_int_equal(ns_sctp_wr_data(&w, &d), NS_SCTP_WR_STATE);
+    assert_int_equal(ns_sctp_wr_opt_end(&w, &o), NS_SCTP_WR_STATE);
+    assert_int_equal(atomic_load(&b->refcnt), 2);
+    assert_int_equal(w.pkt->nfrags, nfrags);
+    assert_int_equal(ns_pkt_len(w.pkt) + (w.side_used - w.side_flushed), before);
+    assert_int_equal(w.nchunks, 1);
+    d = dchunk(b, 100, 10, 2);
+    assert_int_equal(ns_sctp_wr_data(&w, &d), NS_SCTP_WR_OK);
+    p = finish_ok(&w);
+    assert_int_equal(ns_pkt_len(p), 12 + 16 + 100 + 16 + 12);
+    uint32_t n;
+    uint8_t *fp = flat(p, &n);
+    struct ns_sctp_data_view dv;
+    assert_int_equal(ns_sctp_reader_init(&r, fp, n), NS_SCTP_V_OK);
+    assert_int_equal(r.nchunks, 2);
+    assert_true(ns_sctp_reader_next(&r, &c));
+    assert_true(ns_sctp_reader_next(&r, &c));
+    assert_int_equal(ns_sctp_parse_data(&c, &dv), NS_SCTP_V_OK);
+    assert_int_equal(dv.tsn, 2);
+    assert_memory_equal(dv.payload, b->data + 100, 10);
+    test_free(fp);
+    ns_pkt_free(p);
+    assert_int_equal(atomic_load(&b->refcnt), 1);
+    ns_buf_put(b);
+}
+
+/* ---- reader: rewind and one-chunk readers -------------------------------- */
+
+static void test_reader_rewind_one(void **state)
+{
+    (void)state;
+    struct ns_sctp_reader r, one;
+    struct ns_sctp_chunk sack, data, c;
+    assert_int_equal(ns_sctp_reader_init(&r, ref_sack_data, sizeof(ref_sack_data)), NS_SCTP_V_OK);
+    assert_int_equal(r.nchunks, 2);
+    assert_true(ns_sctp_reader_next(&r, &sack));
+    assert_int_equal(sack.type, NS_SCTP_CT_SACK);
+    /* The chunk just read, again (what the input path does with the first). */
+    ns_sctp_reader_rewind(&r, &sack);
+    assert_true(ns_sctp_reader_next(&r, &c));
+    assert_int_equal(c.off, sack.off);
+    assert_true(ns_sctp_reader_next(&r, &data));
+    assert_int_equal(data.type, NS_SCTP_CT_DATA);
+    assert_false(ns_sctp_reader_next(&r, &c));
+    /* Any chunk of the packet, at the end included. */
+    ns_sctp_reader_rewind(&r, &data);
+    assert_true(ns_sctp_reader_next(&r, &c));
+    assert_int_equal(c.off, data.off);
+    assert_false(ns_sctp_reader_next(&r, &c));
+    ns_sctp_reader_rewind(&r, &sack);
+    assert_true(ns_sctp_reader_next(&r, &c));
+    assert_int_equal(c.type, NS_SCTP_CT_SACK);
+
+    /* Exactly one chunk, the reader it came from untouched. */
+    uint32_t off = r.off, idx = r.idx;
+    ns_sctp_reader_one(&r, &data, &one);
+    assert_int_equal(r.off, off);
+    assert_int_equal(r.idx, idx);
+    assert_int_equal(one.nchunks, 1);
+    assert_int_equal(one.types_lo, 1ull << NS_SCTP_CT_DATA);
+    assert_int_equal(one.hdr.vtag, r.hdr.vtag);
+    assert_true(ns_sctp_reader_next(&one, &c));
+    assert_int_equal(c.off, data.off);
+    assert_int_equal(c.len, data.len);
+    assert_ptr_equal(c.value, data.value);
+    assert_false(ns_sctp_reader_next(&one, &c));
+    ns_sctp_reader_one(&r, &sack, &one);
+    assert_true(ns_sctp_reader_next(&one, &c));
+    assert_int_equal(c.type, NS_SCTP_CT_SACK);
+    assert_false(ns_sctp_reader_next(&one, &c));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1714,6 +1975,10 @@ int main(void)
         cmocka_unit_test(test_writer_room),
         cmocka_unit_test(test_writer_sack_truncation),
         cmocka_unit_test(test_writer_rules),
+        cmocka_unit_test(test_writer_latch_same_bytes),
+        cmocka_unit_test(test_writer_latch_first_error),
+        cmocka_unit_test(test_writer_optional),
+        cmocka_unit_test(test_reader_rewind_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

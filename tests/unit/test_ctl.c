@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../src/tools/addrcmd.c"
 #include "../../src/tools/cmd.c"
 #include "../../src/tools/ctl.c"
 #include "../../src/tools/neighcmd.c"
@@ -32,6 +33,8 @@
 #include "../../src/tools/pingstat.c"
 #include "../../src/tools/sctpcmd.c"
 #include "../../src/tools/services.c"
+#include "../../src/tools/statscmd.c"
+#include "../../src/tools/sysctlcmd.c"
 #include "../../src/tools/text.c"
 #include "../../src/tools/udpcmd.c"
 #include "../../src/tools/usage.c"

@@ -60,8 +60,7 @@ static int setup(void **state)
         ns_pkt_free(p);
     add_neigh(e, PEER, &mac_peer);
     add_neigh(e, PEER2, &mac_peer2);
-    e->s->hooks.icmp_event = on_icmp;
-    e->s->hooks.ctx = e;
+    ns_stack_set_icmp_event(e->s, on_icmp, e);
     *state = e;
     return 0;
 }

@@ -62,8 +62,7 @@ static int setup(void **state)
     wr32(key, PEER);
     assert_int_equal(
         ns_neigh_admin_set(&e->s->arp.tbl, e->ifi, key, mac_peer.b, NS_NUD_PERMANENT, 0), 0);
-    e->s->hooks.icmp_event = on_icmp;
-    e->s->hooks.ctx = e;
+    ns_stack_set_icmp_event(e->s, on_icmp, e);
     *state = e;
     return 0;
 }

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "../../src/tools/addrcmd.c"
 #include "../../src/tools/cmd.c"
 #include "../../src/tools/ctl.c"
 #include "../../src/tools/neighcmd.c"
@@ -29,6 +30,8 @@
 #include "../../src/tools/pingstat.c"
 #include "../../src/tools/sctpcmd.c"
 #include "../../src/tools/services.c"
+#include "../../src/tools/statscmd.c"
+#include "../../src/tools/sysctlcmd.c"
 #include "../../src/tools/text.c"
 #include "../../src/tools/udpcmd.c"
 #include "../../src/tools/usage.c"
@@ -126,10 +129,8 @@ static void pair_setup(struct pair *p, uint64_t seed, const struct ns_memlink_cf
     p->sb = sim_stack(p->sim, p->b);
     p->aa.s = p->sa;
     p->ab.s = p->sb;
-    p->sa->hooks.sctp_event = app_event;
-    p->sa->hooks.sctp_ctx = &p->aa;
-    p->sb->hooks.sctp_event = app_event;
-    p->sb->hooks.sctp_ctx = &p->ab;
+    ns_stack_set_sctp_event(p->sa, app_event, &p->aa);
+    ns_stack_set_sctp_event(p->sb, app_event, &p->ab);
     struct ns_memlink_cfg c = cfg ? *cfg : (struct ns_memlink_cfg){.delay_us = 1000};
     p->link = sim_link(p->sim, p->a, p->b, &c);
     assert_true(p->link >= 0);

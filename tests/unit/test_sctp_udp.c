@@ -104,10 +104,8 @@ static void pair_setup(struct pair *p, uint64_t seed, uint16_t udp_b)
     p->b = sim_add_stack(p->sim, "b", B_IP, 24, NULL);
     p->sa = sim_stack(p->sim, p->a);
     p->sb = sim_stack(p->sim, p->b);
-    p->sa->hooks.sctp_event = app_event;
-    p->sa->hooks.sctp_ctx = &p->aa;
-    p->sb->hooks.sctp_event = app_event;
-    p->sb->hooks.sctp_ctx = &p->ab;
+    ns_stack_set_sctp_event(p->sa, app_event, &p->aa);
+    ns_stack_set_sctp_event(p->sb, app_event, &p->ab);
     struct ns_memlink_cfg c = {.delay_us = 1000};
     p->link = sim_link(p->sim, p->a, p->b, &c);
     assert_true(p->link >= 0);
