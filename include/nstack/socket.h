@@ -77,7 +77,7 @@ NS_API void ns_rt_post(struct ns_rt *rt, void (*fn)(struct ns_rt *rt, void *arg)
 NS_API void ns_rt_free(struct ns_rt *rt);
 /* A received SCTP packet for the engine (thread-safe; takes p). */
 NS_API void ns_rt_input(struct ns_rt *rt, struct ns_pkt *p, const struct ns_sctp_addr *src,
-                 const struct ns_sctp_addr *dst);
+                        const struct ns_sctp_addr *dst);
 /* Watch fd (EPOLLIN etc. in events) on the stack thread. 0 or -1/errno. */
 NS_API int ns_rt_add_fd(struct ns_rt *rt, int fd, uint32_t events, ns_rt_fd_fn fn, void *ctx);
 NS_API int ns_rt_del_fd(struct ns_rt *rt, int fd);
@@ -180,8 +180,8 @@ struct ns_sctp_rcvinfo {
  * EMSGSIZE (above the message limit or the send buffer), EINVAL (stream,
  * flags, association), ECONNRESET (association lost). */
 NS_API ssize_t ns_sctp_sendv(struct ns_rt *rt, int sd, const struct iovec *iov, int iovcnt,
-                      const struct sockaddr *addrs, int addrcnt, const void *info,
-                      socklen_t infolen, unsigned infotype, int flags);
+                             const struct sockaddr *addrs, int addrcnt, const void *info,
+                             socklen_t infolen, unsigned infotype, int flags);
 /* Receive one message, or the next piece of one that does not fit (then
  * without NS_MSG_EOR in *msg_flags). info gets an ns_sctp_rcvinfo when
  * *infolen allows (*infotype NS_SCTP_RECVV_RCVINFO). from (may be NULL)
@@ -189,8 +189,8 @@ NS_API ssize_t ns_sctp_sendv(struct ns_rt *rt, int sd, const struct iovec *iov, 
  * file (STREAM, peer shut down and nothing left), or -1: EAGAIN,
  * ENOTCONN, ECONNRESET, EBADF, EINVAL. */
 NS_API ssize_t ns_sctp_recvv(struct ns_rt *rt, int sd, const struct iovec *iov, int iovcnt,
-                      struct sockaddr *from, socklen_t *fromlen, void *info, socklen_t *infolen,
-                      unsigned *infotype, int *msg_flags, int flags);
+                             struct sockaddr *from, socklen_t *fromlen, void *info,
+                             socklen_t *infolen, unsigned *infotype, int *msg_flags, int flags);
 /* msghdr versions: msg_control carries an NS_SCTP_SNDINFO / NS_SCTP_RCVINFO
  * cmsg at level NS_IPPROTO_SCTP; recvmsg sets msg->msg_flags. */
 NS_API ssize_t ns_sendmsg(struct ns_rt *rt, int sd, const struct msghdr *msg, int flags);
@@ -282,7 +282,8 @@ struct ns_sctp_status {
     uint16_t sstat_instrms, sstat_outstrms;
 };
 
-NS_API int ns_setsockopt(struct ns_rt *rt, int sd, int level, int name, const void *val, socklen_t len);
+NS_API int ns_setsockopt(struct ns_rt *rt, int sd, int level, int name, const void *val,
+                         socklen_t len);
 NS_API int ns_getsockopt(struct ns_rt *rt, int sd, int level, int name, void *val, socklen_t *len);
 
 /* Counters of the socket layer (all sockets of a runtime). */

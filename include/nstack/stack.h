@@ -82,8 +82,8 @@ NS_API void ns_stack_set_icmp_event(struct ns_stack *s, ns_stack_icmp_event_fn f
 /* An ICMP echo request with size payload bytes (iputils' pattern, the
  * first 8 carrying `now` for the RTT), ttl 0 = the default. 0 or -errno
  * (-EMSGSIZE, -ENETUNREACH, ...). Replies come to the ICMP event hook. */
-NS_API int ns_stack_ping(struct ns_stack *s, uint32_t dst, uint16_t id, uint16_t seq,
-                         uint32_t size, uint8_t ttl, uint64_t now);
+NS_API int ns_stack_ping(struct ns_stack *s, uint32_t dst, uint16_t id, uint16_t seq, uint32_t size,
+                         uint8_t ttl, uint64_t now);
 
 /* Counters, in the order `nstack stats` prints them: fills up to max
  * groups, returns how many. Valid until the stack is freed. */

@@ -48,11 +48,11 @@ NS_API bool ns_udp_host_gro(const struct ns_udp_host *h);
  * ns_sctp_input. Returns the number of datagrams handed over, 0 when
  * nothing was waiting. */
 NS_API unsigned ns_udp_host_recv(struct ns_udp_host *h, struct ns_sctp *sctp, unsigned max_batches,
-                          uint64_t now);
+                                 uint64_t now);
 
 /* ns_sctp_ops.output: ctx is the ns_udp_host. Takes p. */
 NS_API void ns_udp_host_output(void *ctx, struct ns_pkt *p, const struct ns_sctp_addr *src,
-                        const struct ns_sctp_addr *dst, uint64_t now);
+                               const struct ns_sctp_addr *dst, uint64_t now);
 /* sendmmsg everything queued. Datagrams the kernel refuses are dropped
  * and counted (SCTP retransmits). */
 NS_API void ns_udp_host_flush(struct ns_udp_host *h, uint64_t now);

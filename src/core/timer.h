@@ -15,7 +15,6 @@
 
 #include "nstack/types.h"
 
-
 struct ns_timer;
 typedef void (*ns_timer_fn)(struct ns_timer *t, uint64_t now);
 

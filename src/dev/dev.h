@@ -64,7 +64,6 @@ struct ns_dev {
     struct ns_dev_stats stats;
 };
 
-
 /* The default MAC for a device name: locally administered unicast
  * (02:xx:xx:xx:xx:xx) from a hash of the name, so a restarted daemon keeps
  * its address and neighbours' caches stay valid. */
@@ -80,6 +79,5 @@ int ns_dev_if_up(const char *ifname, uint32_t *mtu, char *err, size_t errlen);
 int ns_dev_check_ifname(const char *kind, const char *name, char *err, size_t errlen);
 /* " (nstack needs root or CAP_NET_ADMIN)" for EPERM/EACCES, else "". */
 const char *ns_dev_perm_hint(int err);
-
 
 #endif

@@ -6,32 +6,19 @@
 #include <string.h>
 
 #include "core/checksum.h"
+#include "core/bytes.h"
 
 #define ETH_HLEN  14
 #define IP_MIN    20
 #define UDP_HLEN  8
 #define PROTO_UDP 17
 
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-static void wr16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static void ip_fix(uint8_t *ip, uint32_t ihl, uint16_t tot_len, uint16_t id)
 {
-    wr16(ip + 2, tot_len);
-    wr16(ip + 4, id);
-    wr16(ip + 10, 0);
-    wr16(ip + 10, ns_csum(ip, ihl));
+    ns_wr16(ip + 2, tot_len);
+    ns_wr16(ip + 4, id);
+    ns_wr16(ip + 10, 0);
+    ns_wr16(ip + 10, ns_csum(ip, ihl));
 }
 
 static struct ns_pkt *pkt_of(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen)
@@ -59,7 +46,7 @@ static void csum_complete(const struct ns_vnet_hdr *h, struct ns_pkt *p,
     /* The header said "partial" over what the kernel made; only UDP spells
      * a computed zero as 0xffff, and a zero TCP/ICMP sum cannot come out of
      * a one's complement over data that includes a nonzero pseudo header. */
-    wr16(p->data + at, c ? c : 0xffff);
+    ns_wr16(p->data + at, c ? c : 0xffff);
     st->csum_done++;
 }
 
@@ -82,18 +69,18 @@ int ns_vnet_rx(const struct ns_vnet_hdr *h, const uint8_t *frame, uint32_t len, 
     /* UDP over IPv4 only: we never ask for TSO, and USO for IPv6 has no
      * IPv6 layer here to go to. */
     if (h->gso_type != NS_VNET_GSO_UDP_L4 || h->gso_size == 0 ||
-        len < ETH_HLEN + IP_MIN + UDP_HLEN || rd16(frame + 12) != 0x0800)
+        len < ETH_HLEN + IP_MIN + UDP_HLEN || ns_rd16(frame + 12) != 0x0800)
         goto bad;
     const uint8_t *ip = frame + ETH_HLEN;
     uint32_t ihl = (uint32_t)(ip[0] & 0x0f) * 4;
     if ((ip[0] >> 4) != 4 || ihl < IP_MIN || ip[9] != PROTO_UDP ||
-        ETH_HLEN + ihl + UDP_HLEN > len || (rd16(ip + 6) & 0x3fff) != 0)
+        ETH_HLEN + ihl + UDP_HLEN > len || (ns_rd16(ip + 6) & 0x3fff) != 0)
         goto bad;
     uint32_t hl = ETH_HLEN + ihl + UDP_HLEN;
     /* The IP length bounds the datagram when it is set and sane; trailing
      * bytes past it are link padding. */
     uint32_t end = len;
-    uint32_t tot = rd16(ip + 2);
+    uint32_t tot = ns_rd16(ip + 2);
     if (tot >= ihl + UDP_HLEN && ETH_HLEN + tot < end)
         end = ETH_HLEN + tot;
     uint32_t payload = end - hl, seg = h->gso_size;
@@ -105,7 +92,7 @@ int ns_vnet_rx(const struct ns_vnet_hdr *h, const uint8_t *frame, uint32_t len, 
     /* Each datagram's lengths must fit their 16-bit fields. */
     if (ihl + UDP_HLEN + (payload < seg ? payload : seg) > 0xffff)
         goto bad;
-    uint16_t id = rd16(ip + 4);
+    uint16_t id = ns_rd16(ip + 4);
     uint8_t hdr[ETH_HLEN + 60 + UDP_HLEN];
     memcpy(hdr, frame, hl);
     uint8_t *hip = hdr + ETH_HLEN, *hudp = hdr + ETH_HLEN + ihl;
@@ -113,8 +100,8 @@ int ns_vnet_rx(const struct ns_vnet_hdr *h, const uint8_t *frame, uint32_t len, 
         uint32_t off = hl + i * seg;
         uint32_t n = end - off < seg ? end - off : seg;
         ip_fix(hip, ihl, (uint16_t)(ihl + UDP_HLEN + n), (uint16_t)(id + i));
-        wr16(hudp + 4, (uint16_t)(UDP_HLEN + n));
-        wr16(hudp + 6, 0);
+        ns_wr16(hudp + 4, (uint16_t)(UDP_HLEN + n));
+        ns_wr16(hudp + 6, 0);
         struct ns_pkt *p = pkt_of(hdr, hl, frame + off, n);
         if (!p) {
             for (uint32_t j = 0; j < i; j++)
@@ -141,9 +128,10 @@ static const uint8_t *run_hdr(const struct ns_pkt *p, uint32_t *payload)
     if (p->len < NS_VNET_RUN_HLEN)
         return NULL;
     const uint8_t *f = p->data, *ip = f + ETH_HLEN;
-    if (rd16(f + 12) != 0x0800 || ip[0] != 0x45 || ip[9] != PROTO_UDP || (rd16(ip + 6) & 0x3fff))
+    if (ns_rd16(f + 12) != 0x0800 || ip[0] != 0x45 || ip[9] != PROTO_UDP ||
+        (ns_rd16(ip + 6) & 0x3fff))
         return NULL;
-    uint32_t tot = rd16(ip + 2), ulen = rd16(ip + 20 + 4);
+    uint32_t tot = ns_rd16(ip + 2), ulen = ns_rd16(ip + 20 + 4);
     if (tot != ns_pkt_len(p) - ETH_HLEN || ulen != tot - IP_MIN || ulen <= UDP_HLEN)
         return NULL;
     *payload = ulen - UDP_HLEN;
@@ -167,7 +155,7 @@ void ns_vnet_tx_plan(struct ns_pkt *const *pkts, int n, struct ns_vnet_tx_plan *
     const uint8_t *first = run_hdr(pkts[0], &seg);
     const struct ns_pkt *p0 = pkts[0];
     if ((p0->flags & NS_PKT_F_CSUM_PARTIAL) && p0->len >= ETH_HLEN + IP_MIN + UDP_HLEN &&
-        rd16(p0->data + 12) == 0x0800 && (p0->data[ETH_HLEN] >> 4) == 4) {
+        ns_rd16(p0->data + 12) == 0x0800 && (p0->data[ETH_HLEN] >> 4) == 4) {
         /* Alone or leading a run: the kernel finishes its UDP checksum,
          * over the datagram and any Ethernet padding (zeros) after it. */
         uint32_t ihl = (uint32_t)(p0->data[ETH_HLEN] & 0x0f) * 4;
@@ -199,13 +187,14 @@ void ns_vnet_tx_plan(struct ns_pkt *const *pkts, int n, struct ns_vnet_tx_plan *
     memcpy(plan->hdr, first, NS_VNET_RUN_HLEN);
     uint8_t *ip = plan->hdr + ETH_HLEN, *udp = ip + IP_MIN;
     uint16_t ulen = (uint16_t)(UDP_HLEN + total);
-    ip_fix(ip, IP_MIN, (uint16_t)(IP_MIN + ulen), rd16(ip + 4));
-    wr16(udp + 4, ulen);
+    ip_fix(ip, IP_MIN, (uint16_t)(IP_MIN + ulen), ns_rd16(ip + 4));
+    ns_wr16(udp + 4, ulen);
     /* The kernel finishes the checksum of each datagram from the pseudo
      * header sum over the whole run's length (it swaps in each datagram's
      * length as it cuts; __udp_gso_segment). */
-    wr16(udp + 6, 0);
-    wr16(udp + 6, ns_csum_fold(ns_csum_pseudo(rd32(ip + 12), rd32(ip + 16), PROTO_UDP, ulen)));
+    ns_wr16(udp + 6, 0);
+    ns_wr16(udp + 6,
+            ns_csum_fold(ns_csum_pseudo(ns_rd32(ip + 12), ns_rd32(ip + 16), PROTO_UDP, ulen)));
     plan->h.flags = NS_VNET_F_NEEDS_CSUM;
     plan->h.gso_type = NS_VNET_GSO_UDP_L4;
     plan->h.hdr_len = NS_VNET_RUN_HLEN;

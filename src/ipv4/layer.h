@@ -61,8 +61,9 @@ struct ns_ipv4 {
     struct ns_icmp_stats icmp_stats;
     struct ns_udp_stats udp_stats;
 
-    /* Echo replies and errors for the embedder's echo requests (ping). */
-    void (*icmp_event)(void *ctx, const struct ns_icmp_event *ev, uint64_t now);
+    /* Echo replies and errors for the embedder's echo requests (ping):
+     * the embedder's hook, set through ns_stack_set_icmp_event. */
+    ns_stack_icmp_event_fn icmp_event;
     void *icmp_ctx;
 };
 

@@ -166,5 +166,5 @@ void ns_eth_output(struct ns_link *l, struct ns_iface *ifc, struct ns_pkt *pkt,
     pkt->ifindex = ifc->index;
     ns_pktq_push(&ifc->txq, pkt);
     if (l->tx_ready)
-        l->tx_ready(l->tx_ctx, ifc);
+        l->tx_ready(l->tx_ctx, ifc->index);
 }

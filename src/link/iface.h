@@ -47,8 +47,9 @@ struct ns_link {
         void *ctx;
     } protos[NS_LINK_MAX_PROTOS];
     uint32_t n_protos;
-    /* Something was queued on an interface's txq (wake the device writer). */
-    void (*tx_ready)(void *ctx, struct ns_iface *ifc);
+    /* Something was queued on interface ifindex's txq (wake the device
+     * writer): the embedder's hook, set through ns_stack_set_tx_ready. */
+    void (*tx_ready)(void *ctx, uint32_t ifindex);
     void *tx_ctx;
 };
 

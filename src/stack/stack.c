@@ -7,31 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Lower layers call these registered hooks; they reach the embedder's. */
-static void stack_tx_ready(void *ctx, struct ns_iface *ifc)
-{
-    struct ns_stack *s = ctx;
-    if (s->hooks.tx_ready)
-        s->hooks.tx_ready(s->hooks.tx_ctx, ifc->index);
-}
-
-static void stack_icmp_event(void *ctx, const struct ns_icmp_event *ev, uint64_t now)
-{
-    struct ns_stack *s = ctx;
-    if (s->hooks.icmp_event)
-        s->hooks.icmp_event(s->hooks.icmp_ctx, ev, now);
-}
-
+/* The embedder's hooks belong to the layer that calls them. */
 void ns_stack_set_tx_ready(struct ns_stack *s, ns_stack_tx_ready_fn fn, void *ctx)
 {
-    s->hooks.tx_ready = fn;
-    s->hooks.tx_ctx = ctx;
+    s->link.tx_ready = fn;
+    s->link.tx_ctx = ctx;
 }
 
 void ns_stack_set_icmp_event(struct ns_stack *s, ns_stack_icmp_event_fn fn, void *ctx)
 {
-    s->hooks.icmp_event = fn;
-    s->hooks.icmp_ctx = ctx;
+    s->ip.icmp_event = fn;
+    s->ip.icmp_ctx = ctx;
 }
 
 void ns_stack_set_sctp_event(struct ns_stack *s,
@@ -73,12 +59,8 @@ struct ns_stack *ns_stack_new(const struct ns_stack_config *cfg, uint64_t now)
     /* Bottom up; each layer registers with the one below. The order of
      * the random draws (IPv4's, then ARP's) keeps seeded runs replayable. */
     ns_link_init(&s->link);
-    s->link.tx_ready = stack_tx_ready;
-    s->link.tx_ctx = s;
     if (ns_ipv4_init(&s->ip, &s->link, &s->arp, &s->params.ip, &s->timers, &s->rng) < 0)
         goto fail_timers;
-    s->ip.icmp_event = stack_icmp_event;
-    s->ip.icmp_ctx = s;
     if (ns_arp_init(&s->arp, &s->link, &s->params.neigh, &s->timers, &s->rng, now) < 0)
         goto fail_ip;
     s->arp.unreachable = ns_ipv4_neigh_unreachable;

@@ -28,13 +28,10 @@
 #include "nstack/stack.h"
 #include "stack/params.h"
 
-/* The embedder's hooks, each with its context (set with the
- * ns_stack_set_* functions). */
+/* The SCTP glue's hooks, each with its context. (The ICMP event and
+ * tx-ready hooks live with the layers that call them: link.tx_ready,
+ * ip.icmp_event, set with ns_stack_set_*.) */
 struct ns_stack_hooks {
-    ns_stack_icmp_event_fn icmp_event;
-    void *icmp_ctx;
-    ns_stack_tx_ready_fn tx_ready;
-    void *tx_ctx;
     /* SCTP association events (sctp/sctp.h), delivered after the stack's
      * own handling (PMTU of new paths). Same rules as ns_sctp_ops.event: it
      * may call any ns_sctp_* function. */
@@ -144,7 +141,6 @@ struct ns_iface *ns_stack_iface(struct ns_stack *s, uint32_t ifindex);
 struct ns_iface *ns_stack_iface_by_name(struct ns_stack *s, const char *name);
 /* The interface whose address is addr, or NULL. */
 struct ns_iface *ns_stack_iface_by_addr(struct ns_stack *s, uint32_t addr);
-
 
 /* ---- SCTP over IPv4 (stack/sctp_glue.c) ----------------------------
  * s->sctp is the engine instance: use the ns_sctp_* API on it (endpoints,

@@ -37,7 +37,7 @@ void ns_cmd_env_free(struct ns_cmd_env *env)
     }
     ns_cmd_echo_free_all(env);
     ns_timers_free(&env->timers);
-    if (env->s && env->s->hooks.icmp_ctx == env) {
+    if (env->s && env->s->ip.icmp_ctx == env) {
         ns_stack_set_icmp_event(env->s, NULL, NULL);
     }
 }

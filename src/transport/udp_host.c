@@ -37,6 +37,7 @@
 #include <linux/errqueue.h>
 
 #include "core/checksum.h"
+#include "core/bytes.h"
 
 #ifndef SOL_UDP
 #define SOL_UDP 17
@@ -249,17 +250,6 @@ void ns_udp_host_set_capture(struct ns_udp_host *h, ns_udp_host_capture_fn fn, v
     h->capture_ctx = ctx;
 }
 
-static void wr16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static void wr32(uint8_t *p, uint32_t v)
-{
-    wr16(p, (uint16_t)(v >> 16));
-    wr16(p + 2, (uint16_t)v);
-}
-
 /* The datagram (already copied behind FRAME_HDR in h->frame) as an
  * Ethernet/IPv4/UDP frame, so capture tools see what went over the wire.
  * The UDP checksum is left 0 (optional over IPv4); the IPv4 one is real. */
@@ -272,22 +262,22 @@ static void capture(struct ns_udp_host *h, uint32_t src, uint16_t sport, uint32_
     bool from_us = sport == h->port;
     memcpy(f, from_us ? mac_b : mac_a, 6);
     memcpy(f + 6, from_us ? mac_a : mac_b, 6);
-    wr16(f + 12, 0x0800);
+    ns_wr16(f + 12, 0x0800);
     uint8_t *ip = f + 14;
     memset(ip, 0, 20);
     ip[0] = 0x45;
-    wr16(ip + 2, (uint16_t)(20 + 8 + len));
-    wr16(ip + 6, 0x4000); /* DF */
+    ns_wr16(ip + 2, (uint16_t)(20 + 8 + len));
+    ns_wr16(ip + 6, 0x4000); /* DF */
     ip[8] = 64;
     ip[9] = 17;
-    wr32(ip + 12, src);
-    wr32(ip + 16, dst);
-    wr16(ip + 10, ns_csum(ip, 20));
+    ns_wr32(ip + 12, src);
+    ns_wr32(ip + 16, dst);
+    ns_wr16(ip + 10, ns_csum(ip, 20));
     uint8_t *udp = ip + 20;
-    wr16(udp, sport);
-    wr16(udp + 2, dport);
-    wr16(udp + 4, (uint16_t)(8 + len));
-    wr16(udp + 6, 0);
+    ns_wr16(udp, sport);
+    ns_wr16(udp + 2, dport);
+    ns_wr16(udp + 4, (uint16_t)(8 + len));
+    ns_wr16(udp + 6, 0);
     if (h->capture(h->capture_ctx, f, FRAME_HDR + len, now) < 0)
         h->stats.pcap_errors++;
 }

@@ -210,3 +210,38 @@ start_hosted() {
     cat "$WORK/$name.log"
     fail "daemon $name did not create its socket"
 }
+
+# start_hosted_pair [a's args...] -- [b's args...]: daemons a and b on a
+# free-looking pair of UDP ports PA and PB = PA + 1, tried again when the
+# kernel says one is taken. In the arguments @PA@ and @PB@ stand for the
+# ports. Sets PA, PB, A_PID, B_PID.
+start_hosted_pair() {
+    local args_a=() args_b=() side=a arg r=1 attempt
+    for arg in "$@"; do
+        if [ "$arg" = "--" ] && [ $side = a ]; then side=b; continue; fi
+        if [ $side = a ]; then args_a+=("$arg"); else args_b+=("$arg"); fi
+    done
+    for attempt in 1 2 3 4 5; do
+        PA=$((20000 + RANDOM % 20000))
+        PB=$((PA + 1))
+        start_hosted a "$PA" "${args_a[@]//@PB@/$PB}"
+        r=$?
+        [ $r -eq 0 ] || continue
+        A_PID=$STARTED_PID
+        start_hosted b "$PB" "${args_b[@]//@PA@/$PA}"
+        r=$?
+        [ $r -eq 0 ] && { B_PID=$STARTED_PID; return 0; }
+        kill -TERM "$A_PID"
+        wait "$A_PID" 2>/dev/null
+    done
+    fail "no free UDP port pair"
+}
+
+# perf_counts OUT: "RX TX" from perf's "N messages/s: RX messages received
+# of TX sent" line (fails the test without one).
+perf_counts() {
+    local line
+    line=$(grep -E "^[0-9]+ messages/s: [0-9]+ messages received of [0-9]+ sent$" <<<"$1") ||
+        { echo "$1"; fail "perf: no message line"; }
+    sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\1 \2/' <<<"$line"
+}

@@ -51,12 +51,12 @@ echo_checks() {
     # socket's send buffer takes at once (a reply waits, none is dropped).
     local i pids=()
     for i in 1 2 3 4; do
-        "$NSTACK" -C "$ctl" sctp send -W 3 -m 262144 "$host" 7 >"$WORK_E/par$i.out" 2>&1 &
+        "$NSTACK" -C "$ctl" sctp send -W 3 -m 262144 "$host" 7 >"$WORK/par$i.out" 2>&1 &
         pids+=($!)
     done
     for i in 1 2 3 4; do
         wait "${pids[$((i - 1))]}"
-        out=$(cat "$WORK_E/par$i.out")
+        out=$(cat "$WORK/par$i.out")
         [ "$out" = "reply stream 0 ppid 0 len 262144: same as sent" ] ||
             fail "$name: concurrent echo $i: '$out'"
     done
@@ -74,16 +74,13 @@ echo_checks() {
 
 # perf_ok NAME OUT M: the run succeeded with every message accounted for.
 perf_ok() {
-    local line rx tx
-    line=$(echo "$2" | grep -E "^[0-9]+ messages/s: [0-9]+ messages received of [0-9]+ sent$") ||
-        { echo "$2"; fail "$1: no message line"; }
-    rx=$(echo "$line" | sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\1/')
-    tx=$(echo "$line" | sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\2/')
-    [ "$rx" -gt 0 ] && [ "$rx" = "$tx" ] || { echo "$2"; fail "$1: $line"; }
-    row=$(echo "$2" | awk '/^bytes/ {getline; getline; print; exit}')
+    local rx tx row msz
+    read -r rx tx < <(perf_counts "$2")
+    [ "$rx" -gt 0 ] && [ "$rx" = "$tx" ] || { echo "$2"; fail "$1: $rx received of $tx sent"; }
+    row=$(awk '/^bytes/ {getline; getline; print; exit}' <<<"$2")
     read -r _ _ msz _ <<<"$row"
     [ "$msz" = "$3" ] || { echo "$2"; fail "$1: message size column '$msz'"; }
-    ok "$1: $line"
+    ok "$1: $rx messages received of $tx sent"
 }
 
 # perf_checks NAME CTL_A HOST_B CTL_B HOST_A: a is the server with
@@ -93,13 +90,13 @@ perf_checks() {
     local name=$1 ca=$2 hb=$3 cb=$4 ha=$5 out
     out=$("$NSTACK" -C "$cb" perf -H "$ha" -l 1 -m 1000 -n 10 2>&1) ||
         { echo "$out"; fail "$name: perf -n 10"; }
-    echo "$out" | sed -n 2p | grep -qx "Streams: 10 requested, 4 granted" ||
+    [ "$(sed -n 2p <<<"$out")" = "Streams: 10 requested, 4 granted" ] ||
         { echo "$out"; fail "$name: perf -n 10: no 'Streams: 10 requested, 4 granted' line"; }
     perf_ok "$name: perf -n 10 (4 granted)" "$out" 1000
 
     out=$("$NSTACK" -C "$ca" perf -H "$hb" -l 2 -m 262144 2>&1) ||
         { echo "$out"; fail "$name: perf -m 262144"; }
-    echo "$out" | grep -qx "Streams: 1 requested, 1 granted" || { echo "$out"; fail "$name: streams line"; }
+    grep -qx "Streams: 1 requested, 1 granted" <<<"$out" || { echo "$out"; fail "$name: streams line"; }
     perf_ok "$name: perf -m 262144" "$out" 262144
 
     out=$("$NSTACK" -C "$cb" perf -H "$ha" -l 2 -m 1048576 2>&1) ||
@@ -115,68 +112,22 @@ perf_checks() {
 
 # ---- hosted mode ------------------------------------------------------------
 
-WORK_E=$(mktemp -d /tmp/nstack-echoperf.XXXXXX)
-HPIDS=()
-cleanup_hosted() {
-    local rc=$? p
-    for p in "${HPIDS[@]}"; do
-        kill -0 "$p" 2>/dev/null || continue
-        kill -TERM "$p" 2>/dev/null
-        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$p" 2>/dev/null
-    done
-    [ "${KEEP_WORK:-0}" != 1 ] && rm -rf "$WORK_E"
-    exit $rc
-}
-trap cleanup_hosted EXIT INT TERM
-
-# hstart NAME PORT [args...]: returns 2 if the port is taken.
-hstart() {
-    local name=$1 port=$2
-    shift 2
-    "$NSTACK" daemon --sctp-udp "127.0.0.1:$port" --ctl "$WORK_E/$name.sock" "$@" \
-        >"$WORK_E/$name.log" 2>&1 &
-    STARTED_PID=$!
-    HPIDS+=("$STARTED_PID")
-    for _ in $(seq 100); do
-        [ -S "$WORK_E/$name.sock" ] && return 0
-        if ! kill -0 "$STARTED_PID" 2>/dev/null; then
-            grep -q "in use" "$WORK_E/$name.log" && return 2
-            cat "$WORK_E/$name.log"
-            fail "daemon $name exited"
-        fi
-        sleep 0.05
-    done
-    cat "$WORK_E/$name.log"
-    fail "daemon $name did not create its socket"
-}
+hosted_init
 
 if mode hosted; then
-    for attempt in 1 2 3 4 5; do
-        PA=$((20000 + RANDOM % 20000))
-        PB=$((PA + 1))
-        hstart a "$PA" --serve echo:7 --serve perf:5001 --sysctl sctp.max_in_streams=4 \
-            --sysctl "sctp.encap_port=$PB"
-        r=$?
-        [ $r -eq 0 ] || continue
-        A_PID=$STARTED_PID
-        hstart b "$PB" --serve echo:7 --serve perf:5001 --sysctl sctp.max_message_bytes=1048576 \
-            --sysctl "sctp.encap_port=$PA"
-        r=$?
-        [ $r -eq 0 ] && { B_PID=$STARTED_PID; break; }
-        kill -TERM "$A_PID"; wait "$A_PID" 2>/dev/null
-    done
-    [ $r -eq 0 ] || fail "no free UDP port pair"
+    start_hosted_pair --serve echo:7 --serve perf:5001 --sysctl sctp.max_in_streams=4 \
+        --sysctl "sctp.encap_port=@PB@" -- --serve echo:7 --serve perf:5001 \
+        --sysctl sctp.max_message_bytes=1048576 --sysctl "sctp.encap_port=@PA@"
     ok "hosted daemons on 127.0.0.1:$PA and :$PB"
 
-    part echo && echo_checks hosted "$WORK_E/b.sock" 127.0.0.1
-    part perf && perf_checks hosted "$WORK_E/a.sock" 127.0.0.1 "$WORK_E/b.sock" 127.0.0.1
+    part echo && echo_checks hosted "$WORK/b.sock" 127.0.0.1
+    part perf && perf_checks hosted "$WORK/a.sock" 127.0.0.1 "$WORK/b.sock" 127.0.0.1
 
     for p in "$A_PID" "$B_PID"; do
         kill -TERM "$p"
-        wait "$p" || { cat "$WORK_E/a.log" "$WORK_E/b.log"; fail "hosted daemon exit status"; }
+        wait "$p" || { cat "$WORK/a.log" "$WORK/b.log"; fail "hosted daemon exit status"; }
     done
-    HPIDS=()
+    PIDS=()
     ok "hosted daemons stopped cleanly"
 fi
 
@@ -191,10 +142,9 @@ if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/net/tun ]; then
     echo "PASS"
     exit 0
 fi
-KEEP=$WORK_E
-setup_bridge_ns ep # replaces the trap: cleanup_bridge takes over
-[ "${KEEP_WORK:-0}" != 1 ] && rm -rf "$KEEP"
-WORK_E=$WORK
+hosted_work=$WORK
+setup_bridge_ns ep # a new $WORK; its trap (cleanup_bridge) takes over
+[ "${KEEP_WORK:-0}" != 1 ] && rm -rf "$hosted_work"
 start_bridge_daemon 0 a "$TA" 198.18.0.2 "$CA" --serve echo:7 --serve perf:5001 \
     --sysctl sctp.max_in_streams=4
 start_bridge_daemon 1 b "$TB" 198.18.0.3 "$CB" --serve perf:5001 \

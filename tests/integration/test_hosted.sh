@@ -18,21 +18,8 @@ set -uo pipefail
 
 hosted_init
 
-# Two free-looking ports; retry if the kernel says otherwise.
-for attempt in 1 2 3 4 5; do
-    PA=$((20000 + RANDOM % 20000))
-    PB=$((PA + 1))
-    start_hosted a "$PA" --serve echo:7 --serve perf:5001 --sysctl "sctp.encap_port=$PB" \
-        --pcap "$WORK/a.pcap"
-    r=$?
-    [ $r -eq 0 ] || continue
-    A_PID=$STARTED_PID
-    start_hosted b "$PB" --serve echo:7 --serve perf:5001
-    r=$?
-    [ $r -eq 0 ] && { B_PID=$STARTED_PID; break; }
-    kill -TERM "$A_PID"; wait "$A_PID" 2>/dev/null
-done
-[ $r -eq 0 ] || fail "no free UDP port pair"
+start_hosted_pair --serve echo:7 --serve perf:5001 --sysctl "sctp.encap_port=@PB@" \
+    --pcap "$WORK/a.pcap" -- --serve echo:7 --serve perf:5001
 ok "daemons on 127.0.0.1:$PA and :$PB"
 if [ ${#RUNAS[@]} -gt 0 ]; then
     [ "$(stat -c %U "$WORK/a.sock")" = nobody ] || fail "daemon a does not run as nobody"
@@ -54,11 +41,10 @@ ok "sctp send to the echo service"
 out=$(b perf -H "127.0.0.1:$PA" -l 2 -m 30) || { echo "$out"; fail "perf -m 30"; }
 echo "$out"
 # No interface of its own: the header names the host's route source.
-echo "$out" | grep -q "^SCTP STREAM TEST from 127.0.0.1 () port 0 AF_INET to 127.0.0.1 () port 5001 AF_INET$" ||
+grep -q "^SCTP STREAM TEST from 127.0.0.1 () port 0 AF_INET to 127.0.0.1 () port 5001 AF_INET$" <<<"$out" ||
     fail "perf -m 30: header"
-line=$(echo "$out" | grep "messages received of") || fail "perf -m 30: no message line"
-rx=$(echo "$line" | sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\1/')
-tx=$(echo "$line" | sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\2/')
+read -r rx tx < <(perf_counts "$out")
+line="$rx received of $tx sent"
 [ "$rx" -gt 1000 ] && [ "$rx" = "$tx" ] || fail "perf -m 30: $line"
 ok "perf -m 30: $rx messages"
 
@@ -70,18 +56,17 @@ show=
 for _ in $(seq 40); do
     sleep 0.1
     show=$(a sctp show)
-    echo "$show" | grep -q "ESTABLISHED 127.0.0.1:[0-9]* -> 127.0.0.1:5001" && break
+    grep -q "ESTABLISHED 127.0.0.1:[0-9]* -> 127.0.0.1:5001" <<<"$show" && break
 done
 wait $perf_pid || { cat "$WORK/perf64.out"; fail "perf -m 65536"; }
 cat "$WORK/perf64.out"
-echo "$show" | grep -q "ESTABLISHED 127.0.0.1:[0-9]* -> 127.0.0.1:5001" ||
+grep -q "ESTABLISHED 127.0.0.1:[0-9]* -> 127.0.0.1:5001" <<<"$show" ||
     { echo "$show"; fail "sctp show: no association to 5001"; }
-echo "$show" | grep -q "^  path 127.0.0.1 active confirmed primary .* udp $PB\$" ||
+grep -q "^  path 127.0.0.1 active confirmed primary .* udp $PB\$" <<<"$show" ||
     { echo "$show"; fail "sctp show: the path's UDP port is not $PB"; }
 ok "sctp show: the association and its UDP port"
-line=$(grep "messages received of" "$WORK/perf64.out") || fail "perf -m 65536: no message line"
-rx=$(echo "$line" | sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\1/')
-tx=$(echo "$line" | sed 's/.*: \([0-9]*\) messages received of \([0-9]*\) sent/\2/')
+read -r rx tx < <(perf_counts "$(cat "$WORK/perf64.out")")
+line="$rx received of $tx sent"
 [ "$rx" -gt 10 ] && [ "$rx" = "$tx" ] || fail "perf -m 65536: $line"
 ok "perf -m 65536: $rx messages"
 

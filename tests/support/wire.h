@@ -5,29 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/bytes.h"
 #include "core/checksum.h"
 
 #define IP4(a, b, c, d)                                                                            \
     (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
-
-static inline void wr16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static inline void wr32(uint8_t *p, uint32_t v)
-{
-    wr16(p, (uint16_t)(v >> 16));
-    wr16(p + 2, (uint16_t)v);
-}
-static inline uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-static inline uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)rd16(p) << 16 | rd16(p + 2);
-}
 
 /* Reference one's complement sum, written apart from core/checksum.c so
  * tests check one against the other: 16-bit big-endian words, an odd tail
@@ -51,15 +33,15 @@ static inline void wire_iphdr(uint8_t *ip, uint32_t src, uint32_t dst, uint8_t p
 {
     ip[0] = 0x45;
     ip[1] = 0;
-    wr16(ip + 2, tot_len);
-    wr16(ip + 4, id);
-    wr16(ip + 6, frag);
+    ns_wr16(ip + 2, tot_len);
+    ns_wr16(ip + 4, id);
+    ns_wr16(ip + 6, frag);
     ip[8] = ttl;
     ip[9] = proto;
     ip[10] = ip[11] = 0;
-    wr32(ip + 12, src);
-    wr32(ip + 16, dst);
-    wr16(ip + 10, ns_csum(ip, 20));
+    ns_wr32(ip + 12, src);
+    ns_wr32(ip + 16, dst);
+    ns_wr16(ip + 10, ns_csum(ip, 20));
 }
 
 #endif

@@ -43,7 +43,7 @@ static void on_icmp(void *ctx, const struct ns_icmp_event *ev, uint64_t now)
 static void add_neigh(struct env *e, uint32_t a, const struct ns_mac *m)
 {
     uint8_t key[4];
-    wr32(key, a);
+    ns_wr32(key, a);
     assert_int_equal(ns_neigh_admin_set(&e->s->arp.tbl, e->ifi, key, m->b, NS_NUD_PERMANENT, 0), 0);
 }
 
@@ -87,12 +87,12 @@ static uint32_t echo(uint8_t *out, uint8_t type, uint16_t id, uint16_t seq, uint
 {
     out[0] = type;
     out[1] = 0;
-    wr16(out + 2, 0);
-    wr16(out + 4, id);
-    wr16(out + 6, seq);
+    ns_wr16(out + 2, 0);
+    ns_wr16(out + 4, id);
+    ns_wr16(out + 6, seq);
     for (uint32_t i = 0; i < n; i++)
         out[8 + i] = (uint8_t)(0x30 + i);
-    wr16(out + 2, ns_csum(out, 8 + n));
+    ns_wr16(out + 2, ns_csum(out, 8 + n));
     return 8 + n;
 }
 
@@ -129,8 +129,8 @@ static void test_echo_reply_exact(void **state)
     uint8_t *ic = want + 34;
     memcpy(ic, req, n);
     ic[0] = 0;
-    wr16(ic + 2, 0);
-    wr16(ic + 2, ns_csum(ic, n));
+    ns_wr16(ic + 2, 0);
+    ns_wr16(ic + 2, ns_csum(ic, n));
     struct ns_pkt *p = tx(e);
     assert_non_null(p);
     assert_int_equal(p->len, sizeof(want));
@@ -275,8 +275,8 @@ static void test_rate_limit_global(void **state)
     assert_non_null(p);
     assert_int_equal(p->data[34], 3);
     assert_int_equal(p->data[35], 4);
-    assert_int_equal(rd16(p->data + 34 + 6), 1280);
-    assert_int_equal(rd16(p->data + 34 + 4), 0);
+    assert_int_equal(ns_rd16(p->data + 34 + 6), 1280);
+    assert_int_equal(ns_rd16(p->data + 34 + 4), 0);
     ns_pkt_free(p);
 }
 
@@ -360,7 +360,7 @@ static void test_error_quote_and_source(void **state)
     assert_int_equal(h.dst, PEER);
     assert_int_equal(h.ttl, 64);
     assert_int_equal(ns_csum(p->data + 34, 556), 0);
-    assert_int_equal(rd16(p->data + 34 + 8 + 2), 1020); /* quoted tot_len */
+    assert_int_equal(ns_rd16(p->data + 34 + 8 + 2), 1020); /* quoted tot_len */
     assert_memory_equal(p->data + 34 + 28, big, 548 - 20);
     ns_pkt_free(p);
 }
@@ -374,10 +374,10 @@ static void router_error(struct env *e, uint8_t type, uint8_t code, uint16_t mtu
     memset(m, 0, 8);
     m[0] = type;
     m[1] = code;
-    wr16(m + 6, mtu);
+    ns_wr16(m + 6, mtu);
     wire_iphdr(m + 8, qsrc, qdst, qproto, 0x7777, 0, qtot, 1);
     memcpy(m + 28, q8, 8);
-    wr16(m + 2, ns_csum(m, 8 + qlen));
+    ns_wr16(m + 2, ns_csum(m, 8 + qlen));
     input(e, &mac_peer2, PEER2, US, 1, m, 8 + qlen, 250, now);
 }
 
@@ -406,11 +406,11 @@ static void test_frag_needed_pmtu(void **state)
     assert_int_equal(ns_pmtu_get(&s->ip, d3, 5), 0);
     /* a quote that is not IPv4 */
     uint8_t m[8 + 28] = {3, 4};
-    wr16(m + 6, 1000);
+    ns_wr16(m + 6, 1000);
     wire_iphdr(m + 8, US, d3, 17, 1, 0, 1500, 1);
     m[8] = 0x65;
     memcpy(m + 28, u8, 8);
-    wr16(m + 2, ns_csum(m, sizeof(m)));
+    ns_wr16(m + 2, ns_csum(m, sizeof(m)));
     input(e, &mac_peer2, PEER2, US, 1, m, sizeof(m), 250, 5);
     assert_int_equal(s->ip.icmp_stats.in_errors, ierr + 2);
     assert_int_equal(ns_pmtu_get(&s->ip, d3, 5), 0);
@@ -438,8 +438,8 @@ static void test_echo_event_rtt(void **state)
     for (int i = 8; i < 56; i++)
         assert_int_equal(icmp[8 + i], (uint8_t)i);
     icmp[0] = 0;
-    wr16(icmp + 2, 0);
-    wr16(icmp + 2, ns_csum(icmp, 64));
+    ns_wr16(icmp + 2, 0);
+    ns_wr16(icmp + 2, ns_csum(icmp, 64));
     input(e, &mac_peer, PEER, US, 1, icmp, 64, 61, t0 + 2345);
     assert_int_equal(e->nev, 1);
     const struct ns_icmp_event *ev = &e->ev[0];

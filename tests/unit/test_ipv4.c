@@ -59,7 +59,7 @@ static int setup(void **state)
     assert_int_equal(ns_stack_iface_up(e->s, e->ifi, 0), 0);
     drain(e); /* the gratuitous ARP */
     uint8_t key[4];
-    wr32(key, PEER);
+    ns_wr32(key, PEER);
     assert_int_equal(
         ns_neigh_admin_set(&e->s->arp.tbl, e->ifi, key, mac_peer.b, NS_NUD_PERMANENT, 0), 0);
     ns_stack_set_icmp_event(e->s, on_icmp, e);
@@ -97,12 +97,12 @@ static uint32_t echo_req(uint8_t *out, uint16_t id, uint16_t seq, uint32_t n)
 {
     out[0] = 8;
     out[1] = 0;
-    wr16(out + 2, 0);
-    wr16(out + 4, id);
-    wr16(out + 6, seq);
+    ns_wr16(out + 2, 0);
+    ns_wr16(out + 4, id);
+    ns_wr16(out + 6, seq);
     for (uint32_t i = 0; i < n; i++)
         out[8 + i] = (uint8_t)i;
-    wr16(out + 2, ns_csum(out, 8 + n));
+    ns_wr16(out + 2, ns_csum(out, 8 + n));
     return 8 + n;
 }
 
@@ -249,18 +249,18 @@ static void test_options_skipped(void **state)
     /* IHL 6: a Router Alert option (RFC 2113), which we need not act on. */
     ip[0] = 0x46;
     ip[1] = 0;
-    wr16(ip + 2, (uint16_t)(24 + il));
-    wr16(ip + 4, 9);
-    wr16(ip + 6, 0);
+    ns_wr16(ip + 2, (uint16_t)(24 + il));
+    ns_wr16(ip + 4, 9);
+    ns_wr16(ip + 6, 0);
     ip[8] = 1; /* TTL 1 is fine for local delivery */
     ip[9] = 1;
     ip[10] = ip[11] = 0;
-    wr32(ip + 12, PEER);
-    wr32(ip + 16, US);
+    ns_wr32(ip + 12, PEER);
+    ns_wr32(ip + 16, US);
     ip[20] = 0x94;
     ip[21] = 0x04;
     ip[22] = ip[23] = 0;
-    wr16(ip + 10, ns_csum(ip, 24));
+    ns_wr16(ip + 10, ns_csum(ip, 24));
     memcpy(ip + 24, icmp, il);
     inject(e, f, 14 + 24 + il);
     struct ns_pkt *p = tx(e);
@@ -269,8 +269,8 @@ static void test_options_skipped(void **state)
     assert_int_equal(p->len, 14 + 20 + il);
     const uint8_t *r = p->data + 34;
     assert_int_equal(r[0], 0);
-    assert_int_equal(rd16(r + 4), 0x77);
-    assert_int_equal(rd16(r + 6), 3);
+    assert_int_equal(ns_rd16(r + 4), 0x77);
+    assert_int_equal(ns_rd16(r + 6), 3);
     assert_memory_equal(r + 8, icmp + 8, il - 8);
     ns_pkt_free(p);
 }
@@ -287,7 +287,7 @@ static void test_ethernet_padding_trimmed(void **state)
     struct ns_pkt *p = tx(e);
     assert_non_null(p);
     /* The reply's IP tot_len is 28: the padding was not echoed. */
-    assert_int_equal(rd16(p->data + 16), 28);
+    assert_int_equal(ns_rd16(p->data + 16), 28);
     ns_pkt_free(p);
     assert_int_equal(e->s->ip.icmp_stats.in_csum_errors, 0);
 }
@@ -327,14 +327,14 @@ static void check_icmp_error(struct ns_pkt *p, uint16_t id, uint8_t type, uint8_
     uint8_t *ip = want + 14;
     iphdr(ip, US, PEER, 1, id, 0, (uint16_t)(28 + qlen));
     ip[1] = 0xc0; /* internetwork control, as Linux */
-    wr16(ip + 10, 0);
-    wr16(ip + 10, ns_csum(ip, 20));
+    ns_wr16(ip + 10, 0);
+    ns_wr16(ip + 10, ns_csum(ip, 20));
     uint8_t *ic = ip + 20;
     memset(ic, 0, 8);
     ic[0] = type;
     ic[1] = code;
     memcpy(ic + 8, quote, qlen);
-    wr16(ic + 2, ns_csum(ic, 8 + qlen));
+    ns_wr16(ic + 2, ns_csum(ic, 8 + qlen));
     uint32_t wl = 14 + 28 + qlen;
     assert_int_equal(ns_pkt_len(p), wl < 60 ? 60 : wl);
     assert_memory_equal(p->data, want, wl);
@@ -406,8 +406,8 @@ static void test_output_fragments(void **state)
     /* The reassembled ICMP message is a correct echo request. */
     assert_int_equal(ns_csum(whole, sizeof(whole)), 0);
     assert_int_equal(whole[0], 8);
-    assert_int_equal(rd16(whole + 4), 0x1111);
-    assert_int_equal(rd16(whole + 6), 9);
+    assert_int_equal(ns_rd16(whole + 4), 0x1111);
+    assert_int_equal(ns_rd16(whole + 6), 9);
     assert_int_equal(whole[8], 5000 & 0xff);
     assert_int_equal(whole[9], (5000 >> 8) & 0xff);
     for (int i = 8; i < 3992; i++)
@@ -430,10 +430,10 @@ static void test_output_fragments_partial_csum(void **state)
     uint8_t *u = ns_pkt_put(p, ULEN);
     for (int i = 0; i < ULEN; i++)
         u[i] = (uint8_t)(i * 7);
-    wr16(u, 5000);
-    wr16(u + 2, 9899);
-    wr16(u + 4, ULEN);
-    wr16(u + 6, ns_csum_fold(ns_csum_pseudo(US, PEER, NS_IPPROTO_UDP, ULEN)));
+    ns_wr16(u, 5000);
+    ns_wr16(u + 2, 9899);
+    ns_wr16(u + 4, ULEN);
+    ns_wr16(u + 6, ns_csum_fold(ns_csum_pseudo(US, PEER, NS_IPPROTO_UDP, ULEN)));
     p->flags |= NS_PKT_F_CSUM_PARTIAL;
     struct ns_ip_out o = {.src = US, .dst = PEER, .proto = NS_IPPROTO_UDP, .df = false};
     assert_int_equal(ns_ip_output(&e->s->ip, p, &o, 0), 0);
@@ -472,7 +472,7 @@ static void test_output_df(void **state)
     p = tx(e);
     assert_non_null(p);
     assert_int_equal(p->len, 1514);
-    assert_int_equal(rd16(p->data + 14 + 6), NS_IP_DF);
+    assert_int_equal(ns_rd16(p->data + 14 + 6), NS_IP_DF);
     ns_pkt_free(p);
     /* No route. */
     p = ns_pkt_alloc(NS_PKT_HEADROOM, 10);
@@ -492,7 +492,7 @@ static void test_output_broadcast(void **state)
         struct ns_pkt *p = tx(e);
         assert_non_null(p);
         assert_true(ns_mac_is_bcast(p->data));
-        assert_int_equal(rd16(p->data + 12), NS_ETHERTYPE_IPV4);
+        assert_int_equal(ns_rd16(p->data + 12), NS_ETHERTYPE_IPV4);
         struct ns_ip_hdr h;
         assert_int_equal(ns_ip_parse(p->data + 14, p->len - 14, &h), NS_IP_OK);
         assert_int_equal(h.dst, i == 0 ? 0xffffffffu : IP4(198, 18, 0, 255));

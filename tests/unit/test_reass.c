@@ -355,7 +355,7 @@ static struct ns_stack *mkstack(uint32_t *ifi)
     while ((p = ns_stack_tx_pop(s, *ifi)))
         ns_pkt_free(p);
     uint8_t key[4];
-    wr32(key, SRC);
+    ns_wr32(key, SRC);
     assert_int_equal(ns_neigh_admin_set(&s->arp.tbl, *ifi, key, mac_peer.b, NS_NUD_PERMANENT, 0),
                      0);
     return s;
@@ -380,11 +380,11 @@ static void test_stack_echo_reassembled(void **state)
     static uint8_t icmp[3000];
     icmp[0] = 8;
     icmp[1] = 0;
-    wr16(icmp + 4, 0x99);
-    wr16(icmp + 6, 1);
+    ns_wr16(icmp + 4, 0x99);
+    ns_wr16(icmp + 6, 1);
     for (int i = 8; i < 3000; i++)
         icmp[i] = (uint8_t)(i * 13);
-    wr16(icmp + 2, ns_csum(icmp, 3000));
+    ns_wr16(icmp + 2, ns_csum(icmp, 3000));
     inject_frag(s, ifi, icmp, 1, 0x555, 1480, 1480, true, 0);
     inject_frag(s, ifi, icmp, 1, 0x555, 2960, 40, false, 0);
     inject_frag(s, ifi, icmp, 1, 0x555, 0, 1480, true, 0);
@@ -448,7 +448,7 @@ static void test_stack_time_exceeded(void **state)
     assert_int_equal(q.id, 0x77);
     assert_int_equal(q.frag, NS_IP_MF);
     assert_memory_equal(ic + 8 + 20, udp, 548 - 20);
-    assert_int_equal(rd16(ic + 8 + 2), 1020);
+    assert_int_equal(ns_rd16(ic + 8 + 2), 1020);
     ns_pkt_free(p);
     assert_null(ns_stack_tx_pop(s, ifi));
     assert_int_equal(s->ip.icmp_stats.out_time_excds, 1);

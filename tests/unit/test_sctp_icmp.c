@@ -24,12 +24,12 @@ static void quote(uint8_t q[20], uint16_t sport, uint16_t dport, uint32_t vtag, 
                   uint32_t itag)
 {
     memset(q, 0, 20);
-    wr16(q, sport);
-    wr16(q + 2, dport);
-    wr32(q + 4, vtag);
+    ns_wr16(q, sport);
+    ns_wr16(q + 2, dport);
+    ns_wr32(q + 4, vtag);
     q[12] = type;
-    wr16(q + 14, 20);
-    wr32(q + 16, itag);
+    ns_wr16(q + 14, 20);
+    ns_wr32(q + 16, itag);
 }
 
 static struct ns_sctp_assoc_info info_of(struct ns_sctp_assoc *a)

@@ -51,7 +51,7 @@ static struct ns_stack *mk(uint64_t seed, const struct ns_mac *mac, uint32_t add
     while ((p = ns_stack_tx_pop(s, *ifi)))
         ns_pkt_free(p);
     uint8_t key[4];
-    wr32(key, peer);
+    ns_wr32(key, peer);
     assert_int_equal(ns_neigh_admin_set(&s->arp.tbl, *ifi, key, peer_mac->b, NS_NUD_PERMANENT, 0),
                      0);
     return s;
@@ -125,10 +125,10 @@ static void test_send_recv_both_ways(void **state)
     assert_int_equal(h.proto, 17);
     assert_int_equal(h.src, A_ADDR);
     assert_int_equal(h.dst, B_ADDR);
-    assert_int_equal(rd16(u), sa->lport);
-    assert_int_equal(rd16(u + 2), 7000);
-    assert_int_equal(rd16(u + 4), 13);
-    assert_int_not_equal(rd16(u + 6), 0);
+    assert_int_equal(ns_rd16(u), sa->lport);
+    assert_int_equal(ns_rd16(u + 2), 7000);
+    assert_int_equal(ns_rd16(u + 4), 13);
+    assert_int_not_equal(ns_rd16(u + 6), 0);
     assert_int_equal(ns_csum_fold(ns_csum_add(ns_csum_pseudo(A_ADDR, B_ADDR, 17, 13), u, 13)),
                      0xffff);
     assert_memory_equal(u + 8, "hello", 5);
@@ -201,26 +201,26 @@ static void raw_to_b(struct pair *p, uint16_t sport, uint16_t dport, const void 
     uint8_t *ip = f + 14, *u = ip + 20;
     ip[0] = 0x45;
     ip[1] = 0;
-    wr16(ip + 2, (uint16_t)(28 + len));
-    wr16(ip + 4, 1);
-    wr16(ip + 6, 0);
+    ns_wr16(ip + 2, (uint16_t)(28 + len));
+    ns_wr16(ip + 4, 1);
+    ns_wr16(ip + 6, 0);
     ip[8] = 64;
     ip[9] = 17;
-    wr16(ip + 10, 0);
-    wr32(ip + 12, A_ADDR);
-    wr32(ip + 16, B_ADDR);
-    wr16(ip + 10, ns_csum(ip, 20));
-    wr16(u, sport);
-    wr16(u + 2, dport);
-    wr16(u + 4, (uint16_t)(8 + len + ulen_delta));
-    wr16(u + 6, 0);
+    ns_wr16(ip + 10, 0);
+    ns_wr32(ip + 12, A_ADDR);
+    ns_wr32(ip + 16, B_ADDR);
+    ns_wr16(ip + 10, ns_csum(ip, 20));
+    ns_wr16(u, sport);
+    ns_wr16(u + 2, dport);
+    ns_wr16(u + 4, (uint16_t)(8 + len + ulen_delta));
+    ns_wr16(u + 6, 0);
     memcpy(u + 8, data, len);
     if (csum_mode) {
         uint16_t c = (uint16_t)~ns_csum_fold(
             ns_csum_add(ns_csum_pseudo(A_ADDR, B_ADDR, 17, (uint16_t)(8 + len)), u, 8 + len));
         if (csum_mode == 2)
             c ^= 0x0100;
-        wr16(u + 6, c ? c : 0xffff);
+        ns_wr16(u + 6, c ? c : 0xffff);
     }
     ns_stack_input(p->b, p->ib, f, 34 + 8 + len, p->now);
 }
@@ -272,7 +272,7 @@ static void test_zero_checksum_sent_as_ones(void **state)
     struct ns_pkt *f = ns_stack_tx_pop(p->a, p->ia);
     assert_non_null(f);
     assert_true(ns_pkt_linearize(f, 0));
-    assert_int_equal(rd16(f->data + 34 + 6), 0xffff);
+    assert_int_equal(ns_rd16(f->data + 34 + 6), 0xffff);
     ns_stack_input_pkt(p->b, p->ib, f, 0);
     uint8_t got[4];
     assert_int_equal(ns_udp_recvfrom(sb, got, sizeof(got), NULL, NULL), 2);
